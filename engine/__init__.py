@@ -1,0 +1,62 @@
+"""lockgate.engine: the DataStream API, planning, and the runtime that executes jobs.
+
+Build a job on a ``StreamEnvironment`` with ``from_source`` and the stream methods, end every
+stream with ``sink_to``, then ``await env.execute(name)`` or ``async with env.start(name)``.
+"""
+
+from lockgate.engine.client import JobClient, JobResult
+from lockgate.engine.clock import Clock, ManualClock, SystemClock
+from lockgate.engine.environment import StreamEnvironment
+from lockgate.engine.errors import EngineError, GraphError, JobError, OperatorError, SourceError
+from lockgate.engine.events import CheckpointBarrier, EndOfInput, Watermark
+from lockgate.engine.functions import KeyedProcessFunction, ProcessContext, RuntimeContext
+from lockgate.engine.job_status import JobStatus
+from lockgate.engine.metrics import JobMetrics, SubtaskMetrics
+from lockgate.engine.partitioning import key_group_for, stable_hash, subtask_for_key_group
+from lockgate.engine.planning import ExecutionPlan, OperatorChain
+from lockgate.engine.run import run
+from lockgate.engine.sinks import Sink, SinkContext, SinkWriter
+from lockgate.engine.sources import Source, SourceContext, SourceReader, SourceSplit
+from lockgate.engine.state import ValueState, ValueStateDescriptor
+from lockgate.engine.stream import DataStream, DataStreamSink, KeyedStream
+
+__all__ = [
+    "CheckpointBarrier",
+    "Clock",
+    "DataStream",
+    "DataStreamSink",
+    "EndOfInput",
+    "EngineError",
+    "ExecutionPlan",
+    "GraphError",
+    "JobClient",
+    "JobError",
+    "JobMetrics",
+    "JobResult",
+    "JobStatus",
+    "KeyedProcessFunction",
+    "KeyedStream",
+    "ManualClock",
+    "OperatorChain",
+    "OperatorError",
+    "ProcessContext",
+    "RuntimeContext",
+    "Sink",
+    "SinkContext",
+    "SinkWriter",
+    "Source",
+    "SourceContext",
+    "SourceError",
+    "SourceReader",
+    "SourceSplit",
+    "StreamEnvironment",
+    "SubtaskMetrics",
+    "SystemClock",
+    "ValueState",
+    "ValueStateDescriptor",
+    "Watermark",
+    "key_group_for",
+    "run",
+    "stable_hash",
+    "subtask_for_key_group",
+]

@@ -1,0 +1,95 @@
+"""JobClient and JobResult: how a caller follows, measures and stops a running job."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import anyio
+
+from lockgate.engine.clock import Clock
+from lockgate.engine.job_status import JobStatus
+from lockgate.engine.metrics import JobMetrics
+from lockgate.engine.runtime.job_master import JobMaster
+
+__all__ = ["JobClient", "JobResult"]
+
+
+@dataclass(frozen=True, slots=True)
+class JobResult:
+    """How a job ended: its status, how long it ran, and its final metrics."""
+
+    job_name: str
+    status: JobStatus
+    duration: float
+    metrics: JobMetrics
+
+
+class JobClient:
+    """A handle on a running job: ``wait`` for it, read its ``metrics``, or ``cancel`` it.
+
+    ``wait`` returns the ``JobResult`` once the job finished or was cancelled, and raises
+    the job's error if it failed (an ``OperatorError`` names the operator and subtask).
+    """
+
+    def __init__(self, master: JobMaster, clock: Clock) -> None:
+        self._master = master
+        self._clock = clock
+        self._status = JobStatus.CREATED
+        self._done = anyio.Event()
+        self._result: JobResult | None = None
+        self._error: BaseException | None = None
+        self.error_observed = False
+
+    @property
+    def name(self) -> str:
+        """The job's name."""
+        return self._master.name
+
+    @property
+    def status(self) -> JobStatus:
+        """The job's status now."""
+        return self._status
+
+    def metrics(self) -> JobMetrics:
+        """Return every subtask's counters now."""
+        return self._master.metrics()
+
+    def cancel(self) -> None:
+        """Cancel the job; ``wait`` then returns a result with status ``CANCELED``."""
+        if not self._status.is_terminal:
+            self._status = self._status.advance(JobStatus.CANCELLING)
+            self._master.cancel()
+
+    async def wait(self) -> JobResult:
+        """Wait for the job to end; return its result or raise its error."""
+        await self._done.wait()
+        if self._error is not None:
+            self.error_observed = True
+            raise self._error
+        assert self._result is not None
+        return self._result
+
+    async def run(self) -> None:
+        """Run the job to its end, recording the result or the error (for ``start``)."""
+        started = self._clock.now()
+        self._status = self._status.advance(JobStatus.RUNNING)
+        try:
+            finished = await self._master.run()
+        except Exception as error:
+            self._status = self._status.advance(JobStatus.FAILED)
+            self._error = error
+        else:
+            status = JobStatus.FINISHED if finished else JobStatus.CANCELED
+            self._status = self._status.advance(status)
+            duration = self._clock.now() - started
+            self._result = JobResult(self.name, status, duration, self._master.metrics())
+        finally:
+            self._done.set()
+
+    @property
+    def failure(self) -> BaseException | None:
+        """The job's error, if it failed."""
+        return self._error
+
+    def __repr__(self) -> str:
+        return f"<JobClient {self.name!r} {self._status.value}>"

@@ -1,0 +1,78 @@
+"""Clock: where the engine reads time, so tests and simulations can drive it."""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import time
+from typing import Protocol, runtime_checkable
+
+import anyio
+
+__all__ = ["Clock", "ManualClock", "SystemClock"]
+
+
+@runtime_checkable
+class Clock(Protocol):
+    """The engine's only source of time: a monotonic ``now()`` and a ``sleep``."""
+
+    def now(self) -> float:
+        """Seconds on a monotonic scale; only differences are meaningful."""
+        ...
+
+    async def sleep(self, seconds: float) -> None:
+        """Wait until ``now()`` has advanced by ``seconds``."""
+        ...
+
+
+class SystemClock:
+    """Wall-clock time from the operating system's monotonic clock."""
+
+    def now(self) -> float:
+        """Return ``time.monotonic()``."""
+        return time.monotonic()
+
+    async def sleep(self, seconds: float) -> None:
+        """Sleep on the event loop."""
+        await anyio.sleep(seconds)
+
+    def __repr__(self) -> str:
+        return "<SystemClock>"
+
+
+class ManualClock:
+    """A clock that moves only when ``advance`` is called; for tests.
+
+    Sleepers wake in deadline order when an ``advance`` reaches their deadline, never before.
+    """
+
+    def __init__(self, start: float = 0.0) -> None:
+        self._now = start
+        self._sleepers: list[tuple[float, int, anyio.Event]] = []
+        self._order = itertools.count()
+
+    def now(self) -> float:
+        """Return the current manual time."""
+        return self._now
+
+    async def sleep(self, seconds: float) -> None:
+        """Wait until ``advance`` moves the clock ``seconds`` past now."""
+        event = anyio.Event()
+        heapq.heappush(self._sleepers, (self._now + seconds, next(self._order), event))
+        await event.wait()
+
+    def advance(self, seconds: float) -> None:
+        """Move time forward and wake every sleeper whose deadline has come."""
+        if seconds < 0:
+            raise ValueError(f"a clock cannot go back; got advance({seconds})")
+        self._now += seconds
+        while self._sleepers and self._sleepers[0][0] <= self._now:
+            heapq.heappop(self._sleepers)[2].set()
+
+    @property
+    def sleepers(self) -> int:
+        """How many tasks are sleeping on this clock."""
+        return len(self._sleepers)
+
+    def __repr__(self) -> str:
+        return f"<ManualClock now={self._now} sleepers={len(self._sleepers)}>"

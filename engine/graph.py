@@ -1,0 +1,145 @@
+"""JobGraph: the logical graph the fluent API builds, and its build-time validation."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from lockgate.engine.errors import GraphError
+
+__all__ = ["Edge", "JobGraph", "OperatorKind", "OperatorNode", "Partitioning"]
+
+
+class Partitioning(enum.Enum):
+    """How records of an edge are spread over the downstream subtasks."""
+
+    FORWARD = "forward"
+    REBALANCE = "rebalance"
+    BROADCAST = "broadcast"
+    HASH = "hash"
+
+
+class OperatorKind(enum.Enum):
+    """What an operator does with its records."""
+
+    SOURCE = "source"
+    MAP = "map"
+    FILTER = "filter"
+    FLAT_MAP = "flat_map"
+    REDUCE = "reduce"
+    PROCESS = "process"
+    SINK = "sink"
+
+    @property
+    def needs_keyed_input(self) -> bool:
+        """Whether the operator keeps per-key state and so needs ``key_by`` upstream."""
+        return self in (OperatorKind.REDUCE, OperatorKind.PROCESS)
+
+
+@dataclass(eq=False)
+class OperatorNode:
+    """One operator of the job: its uid, kind, user function and parallelism."""
+
+    node_id: int
+    uid: str
+    name: str
+    kind: OperatorKind
+    function: Any
+    parallelism: int
+    uid_is_explicit: bool
+    key_selector: Callable[[Any], Any] | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class Edge:
+    """A data connection from one operator to another."""
+
+    source: OperatorNode
+    target: OperatorNode
+    partitioning: Partitioning
+    key_selector: Callable[[Any], Any] | None = None
+
+
+@dataclass
+class JobGraph:
+    """The operators of a job and the edges between them, in the order they were added.
+
+    ``validate`` checks the whole graph before anything runs and raises ``GraphError`` naming
+    the operator uid and saying what to do.
+    """
+
+    max_parallelism: int
+    nodes: list[OperatorNode] = field(default_factory=list)
+    edges: list[Edge] = field(default_factory=list)
+
+    def add(self, node: OperatorNode) -> OperatorNode:
+        """Add an operator."""
+        self.nodes.append(node)
+        return node
+
+    def connect(self, edge: Edge) -> None:
+        """Add an edge between two operators already in the graph."""
+        self.edges.append(edge)
+
+    def inputs(self, node: OperatorNode) -> list[Edge]:
+        """Edges into ``node``."""
+        return [edge for edge in self.edges if edge.target is node]
+
+    def outputs(self, node: OperatorNode) -> list[Edge]:
+        """Edges out of ``node``."""
+        return [edge for edge in self.edges if edge.source is node]
+
+    def validate(self) -> None:
+        """Raise ``GraphError`` for the first problem found, naming the operator's uid."""
+        if not self.nodes:
+            raise GraphError("the job has no operators; add a source with env.from_source()")
+        for check in (self._check_uids_unique, self._check_parallelism, self._check_edges):
+            check()
+        for node in self.nodes:
+            self._check_node(node)
+
+    def _check_uids_unique(self) -> None:
+        seen: set[str] = set()
+        for node in self.nodes:
+            if node.uid in seen:
+                raise GraphError(
+                    f"operator uid '{node.uid}' is used twice; give each operator its own uid="
+                )
+            seen.add(node.uid)
+
+    def _check_parallelism(self) -> None:
+        for node in self.nodes:
+            if not 1 <= node.parallelism <= self.max_parallelism:
+                raise GraphError(
+                    f"operator '{node.uid}' has parallelism {node.parallelism}, outside 1.."
+                    f"{self.max_parallelism} (max_parallelism); lower its parallelism= or raise "
+                    "the environment's max_parallelism"
+                )
+
+    def _check_edges(self) -> None:
+        for edge in self.edges:
+            same = edge.source.parallelism == edge.target.parallelism
+            if edge.partitioning is Partitioning.FORWARD and not same:
+                raise GraphError(
+                    f"operator '{edge.target.uid}' has a forward input from "
+                    f"'{edge.source.uid}' but parallelism {edge.target.parallelism} != "
+                    f"{edge.source.parallelism}; give both the same parallelism or call "
+                    "rebalance()"
+                )
+
+    def _check_node(self, node: OperatorNode) -> None:
+        if node.kind.needs_keyed_input and node.key_selector is None:
+            raise GraphError(
+                f"operator '{node.uid}' ({node.kind.value}) needs a keyed stream; got a "
+                "non-keyed stream; call key_by() first"
+            )
+        if node.kind is not OperatorKind.SINK and not self.outputs(node):
+            raise GraphError(
+                f"the stream of operator '{node.uid}' reaches no sink; add .sink_to(...) "
+                "after it, or remove it"
+            )
+
+    def __iter__(self) -> Iterator[OperatorNode]:
+        return iter(self.nodes)

@@ -1,0 +1,56 @@
+"""Metrics: what ``job.metrics()`` reports, as frozen dataclasses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["JobMetrics", "SubtaskMetrics"]
+
+
+@dataclass(frozen=True, slots=True)
+class SubtaskMetrics:
+    """Counters of one subtask: traffic, input fill, and where its time went.
+
+    ``busy_time + idle_time + backpressured_time`` is the time since the subtask started:
+    idle is waiting for input, backpressured is waiting for room in a full output channel.
+    """
+
+    chain: str
+    uids: tuple[str, ...]
+    subtask_index: int
+    parallelism: int
+    records_in: int
+    records_out: int
+    input_buffered: int
+    input_capacity: int
+    output_buffered: int
+    busy_time: float
+    idle_time: float
+    backpressured_time: float
+
+    @property
+    def mailbox_fill(self) -> float:
+        """How full the input channels are together, from 0.0 to 1.0 (0.0 for sources)."""
+        return self.input_buffered / self.input_capacity if self.input_capacity else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class JobMetrics:
+    """The metrics of every subtask of a job, chain by chain."""
+
+    job_name: str
+    subtasks: tuple[SubtaskMetrics, ...]
+
+    def of(self, uid: str) -> tuple[SubtaskMetrics, ...]:
+        """The subtasks that run operator ``uid``."""
+        return tuple(s for s in self.subtasks if uid in s.uids)
+
+    @property
+    def records_buffered(self) -> int:
+        """Records held inside the job right now: in channels and in output buffers."""
+        return sum(s.input_buffered + s.output_buffered for s in self.subtasks)
+
+    @property
+    def channel_capacity(self) -> int:
+        """Records all the job's channels can hold together."""
+        return sum(s.input_capacity for s in self.subtasks)

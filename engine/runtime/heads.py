@@ -1,0 +1,138 @@
+"""Heads: where a subtask's records come from — its input channels, or a source reader."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from anyio.abc import TaskGroup
+
+from lockgate.actors import Doorbell, EndOfMailbox, Mailbox, MailboxEmpty
+from lockgate.engine.events import ChannelItem, EndOfInput
+from lockgate.engine.runtime.gates import InputGate
+from lockgate.engine.runtime.scope import OperatorScope
+from lockgate.engine.sources import SourceReader, SourceSplit
+
+__all__ = ["GateHead", "Head", "SourceHead"]
+
+
+class Head(Protocol):
+    """The input side of a subtask: polled without waiting; rings the doorbell when ready."""
+
+    async def open(self, doorbell: Doorbell) -> None:
+        """Prepare to deliver; ring ``doorbell`` whenever a poll may find something."""
+
+    def start(self, group: TaskGroup) -> None:
+        """Start any background work in the subtask's task group."""
+
+    def poll(self) -> ChannelItem | None:
+        """Return the next batch or event, or ``None`` if nothing is ready yet."""
+
+    async def close(self) -> None:
+        """Release resources."""
+
+    @property
+    def buffered(self) -> int:
+        """Records waiting to be polled."""
+
+    @property
+    def capacity(self) -> int:
+        """Records the head can hold waiting."""
+
+
+class GateHead:
+    """Reads the subtask's input channels through an ``InputGate``."""
+
+    def __init__(self, gate: InputGate) -> None:
+        self.gate = gate
+        self.poll = gate.poll
+
+    async def open(self, doorbell: Doorbell) -> None:
+        """Nothing to open: the channels already ring the doorbell."""
+
+    def start(self, group: TaskGroup) -> None:
+        """Nothing runs in the background."""
+
+    async def close(self) -> None:
+        """Nothing to close: upstream subtasks close their channels."""
+
+    @property
+    def buffered(self) -> int:
+        """Records in the input channels."""
+        return self.gate.buffered
+
+    @property
+    def capacity(self) -> int:
+        """Records the input channels can hold."""
+        return self.gate.capacity
+
+
+class SourceHead:
+    """Reads a source in a background fetch task that stays one batch ahead.
+
+    The fetch task may wait inside ``read`` (an unbounded source with nothing new) while the
+    subtask still answers control messages. Each fetched batch travels with the split
+    positions just after it; ``splits`` is the position of the last batch polled, which is
+    what a checkpoint of this subtask must record.
+    """
+
+    def __init__(
+        self,
+        reader: SourceReader[Any],
+        splits: list[SourceSplit],
+        *,
+        batch_size: int,
+        scope: OperatorScope,
+    ) -> None:
+        self.reader = reader
+        self.splits = splits
+        self._batch_size = batch_size
+        self._scope = scope
+        self._fetched: Mailbox[tuple[list[Any], list[SourceSplit]]] | None = None
+
+    async def open(self, doorbell: Doorbell) -> None:
+        """Open the reader; fetched batches will ring ``doorbell``."""
+        self._fetched = Mailbox(1, doorbell=doorbell, name=f"{self._scope.name}.fetched")
+        with self._scope:
+            await self.reader.open()
+
+    def start(self, group: TaskGroup) -> None:
+        """Start the fetch task."""
+        group.start_soon(self._fetch)
+
+    def poll(self) -> ChannelItem | None:
+        """Return the next fetched batch, ``EndOfInput`` once read out, or ``None``."""
+        assert self._fetched is not None, "poll() before open()"
+        try:
+            records, self.splits = self._fetched.receive_nowait()
+        except MailboxEmpty:
+            return None
+        except EndOfMailbox:
+            return EndOfInput()
+        return records
+
+    async def close(self) -> None:
+        """Close the reader."""
+        with self._scope:
+            await self.reader.close()
+
+    @property
+    def buffered(self) -> int:
+        """Records fetched and not yet polled."""
+        return 0 if self._fetched is None else self._fetched.statistics().size
+
+    @property
+    def capacity(self) -> int:
+        """A source head has no input channels."""
+        return 0
+
+    async def _fetch(self) -> None:
+        assert self._fetched is not None
+        while True:
+            with self._scope:
+                records = await self.reader.read(self._batch_size)
+                splits = self.reader.snapshot_splits()
+            if not records:
+                self._fetched.close()
+                return
+            await self._fetched.send((records, splits))
+

@@ -1,0 +1,56 @@
+"""OperatorScope: which operator instance is running, for error messages."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import TracebackType
+
+from lockgate.engine.errors import OperatorError
+
+__all__ = ["OperatorScope", "single_error"]
+
+
+@dataclass(frozen=True, slots=True)
+class OperatorScope:
+    """One operator's uid in one subtask; turns a user exception into an ``OperatorError``.
+
+    Used as ``with scope: <call user code>``: an exception leaving the block is raised again
+    as an ``OperatorError`` naming this operator and subtask, with the original as cause.
+    """
+
+    uid: str
+    subtask_index: int
+    parallelism: int
+
+    @property
+    def name(self) -> str:
+        """The operator instance as ``uid[subtask_index]``."""
+        return f"{self.uid}[{self.subtask_index}]"
+
+    def failure(self, error: BaseException) -> OperatorError:
+        """Return the ``OperatorError`` to raise ``from error``."""
+        return OperatorError(self.uid, self.subtask_index, self.parallelism, error)
+
+    def __enter__(self) -> OperatorScope:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if isinstance(error, Exception) and not isinstance(error, OperatorError):
+            raise self.failure(error) from error
+
+
+def single_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """Return the one exception inside nested groups, or the group if there are several."""
+    leaves = _leaves(group)
+    return leaves[0] if len(leaves) == 1 else group
+
+
+def _leaves(error: BaseException) -> list[BaseException]:
+    if isinstance(error, BaseExceptionGroup):
+        return [leaf for inner in error.exceptions for leaf in _leaves(inner)]
+    return [error]

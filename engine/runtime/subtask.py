@@ -1,0 +1,168 @@
+"""SubtaskActor: runs one parallel instance of an operator chain.
+
+Its loop takes one item at a time from its head (a source reader, or the input gate), runs
+records through the chained operators, and hands the result to its tail (the output gate,
+or a sink writer). Control messages are taken before data whenever both are waiting.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+
+from lockgate.actors import Actor, StopActor
+from lockgate.engine.clock import Clock
+from lockgate.engine.events import EndOfInput
+from lockgate.engine.functions import RuntimeContext
+from lockgate.engine.metrics import SubtaskMetrics
+from lockgate.engine.planning import OperatorChain
+from lockgate.engine.runtime.heads import Head
+from lockgate.engine.runtime.operators import Operator
+from lockgate.engine.runtime.scope import OperatorScope, single_error
+from lockgate.engine.runtime.tails import Tail
+
+__all__ = ["SubtaskActor", "SubtaskSettings"]
+
+
+@dataclass(frozen=True, slots=True)
+class SubtaskSettings:
+    """Where a subtask runs and the runtime options it follows."""
+
+    chain: OperatorChain
+    subtask_index: int
+    max_parallelism: int
+    buffer_timeout: float
+    clock: Clock
+
+
+class SubtaskActor(Actor[Any]):
+    """One subtask: head -> chained operators -> tail, until its input ends or it is stopped.
+
+    Records are processed in the order the head delivers them. When the head has nothing,
+    the subtask flushes its output buffers and waits on its doorbell. Any exception from user
+    code is raised as ``OperatorError`` naming the operator's uid and this subtask.
+    """
+
+    def __init__(
+        self, settings: SubtaskSettings, head: Head, operators: list[Operator], tail: Tail
+    ) -> None:
+        self.settings = settings
+        self.head = head
+        self.operators = operators
+        self.tail = tail
+        self.records_in = 0
+        self._stages = [(operator, self._scope(operator.uid)) for operator in operators]
+        self.idle_time = 0.0
+        self._started = settings.clock.now()
+
+    async def on_start(self) -> None:
+        """Open the operators, the head and the tail."""
+        for operator, scope in self._stages:
+            with scope:
+                operator.open(self._runtime_context(operator))
+        await self.head.open(self.context.doorbell)
+        await self.tail.open()
+
+    async def run(self) -> None:
+        """Process input until it ends, or until a ``StopActor`` control message."""
+        failure: BaseException | None = None
+        try:
+            async with anyio.create_task_group() as group:
+                self.head.start(group)
+                await self._loop()
+                group.cancel_scope.cancel()
+        except BaseExceptionGroup as errors:
+            failure = single_error(errors)
+        if failure is not None:
+            raise failure
+
+    async def on_stop(self) -> None:
+        """Close the tail, the head and the operators."""
+        await self.tail.close()
+        await self.head.close()
+        for operator, scope in self._stages:
+            with scope:
+                operator.close()
+
+    def statistics(self) -> SubtaskMetrics:
+        """Return this subtask's counters now."""
+        elapsed = self.settings.clock.now() - self._started
+        backpressured = self.tail.backpressured_time
+        return SubtaskMetrics(
+            chain=self.settings.chain.name,
+            uids=self.settings.chain.uids,
+            subtask_index=self.settings.subtask_index,
+            parallelism=self.settings.chain.parallelism,
+            records_in=self.records_in,
+            records_out=self.tail.records_out,
+            input_buffered=self.head.buffered,
+            input_capacity=self.head.capacity,
+            output_buffered=self.tail.buffered,
+            busy_time=max(0.0, elapsed - self.idle_time - backpressured),
+            idle_time=self.idle_time,
+            backpressured_time=backpressured,
+        )
+
+    async def _loop(self) -> None:
+        clock, timeout, tail = self.settings.clock, self.settings.buffer_timeout, self.tail
+        while True:
+            if self._take_control():
+                return
+            item = self.head.poll()
+            if item is None:
+                await tail.flush()
+                await self._wait_idle()
+            elif type(item) is list:
+                await self._process(item)
+                since = tail.buffered_since
+                if since is not None and clock.now() - since >= timeout:
+                    await tail.flush()
+            elif type(item) is EndOfInput:
+                await self._end_input()
+                return
+
+    async def _process(self, records: list[Any]) -> None:
+        self.records_in += len(records)
+        for operator, scope in self._stages:
+            with scope:
+                records = operator.process_batch(records)
+        if records:
+            await self.tail.write(records)
+
+    async def _end_input(self) -> None:
+        await self.tail.end_input()
+
+    async def _wait_idle(self) -> None:
+        started = self.settings.clock.now()
+        await self.context.doorbell.wait()
+        self.idle_time += self.settings.clock.now() - started
+
+    def _take_control(self) -> bool:
+        envelope = self._next_control()
+        if envelope is None:
+            return False
+        match envelope.message:
+            case StopActor():
+                return True
+            case other:
+                raise TypeError(f"subtask '{self.name}' got unknown control message {other!r}")
+
+    def _runtime_context(self, operator: Operator) -> RuntimeContext:
+        settings = self.settings
+        return RuntimeContext(
+            uid=operator.uid,
+            subtask_index=settings.subtask_index,
+            parallelism=settings.chain.parallelism,
+            max_parallelism=settings.max_parallelism,
+            clock=settings.clock,
+            keyed_state=operator.keyed_state,
+        )
+
+    def _scope(self, uid: str) -> OperatorScope:
+        return OperatorScope(uid, self.settings.subtask_index, self.settings.chain.parallelism)
+
+    def __repr__(self) -> str:
+        index, chain = self.settings.subtask_index, self.settings.chain
+        return f"<SubtaskActor {chain.name!r} {index + 1}/{chain.parallelism}>"

@@ -1,0 +1,48 @@
+"""Sink and SinkWriter: how records leave a job."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from lockgate.engine.clock import Clock
+
+__all__ = ["Sink", "SinkContext", "SinkWriter"]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class SinkContext:
+    """Where a writer runs: its operator, subtask and clock."""
+
+    uid: str
+    subtask_index: int
+    parallelism: int
+    clock: Clock
+
+
+class SinkWriter(ABC, Generic[T]):
+    """Writes the records that reach one subtask of a sink, in the order they arrive."""
+
+    async def open(self) -> None:  # noqa: B027 - optional hook
+        """Acquire resources before the first write."""
+
+    @abstractmethod
+    async def write(self, records: list[T]) -> None:
+        """Write a batch of records; waiting here backpressures the job."""
+
+    async def finish(self) -> None:  # noqa: B027 - optional hook
+        """Make everything written durable: the input has ended and nothing more will come."""
+
+    async def close(self) -> None:  # noqa: B027 - optional hook
+        """Release resources; called once, also after a failure (then without ``finish``)."""
+
+
+class Sink(ABC, Generic[T]):
+    """Where a job's records go: one writer per parallel subtask."""
+
+    @abstractmethod
+    def create_writer(self, context: SinkContext) -> SinkWriter[T]:
+        """Return the writer for one subtask."""

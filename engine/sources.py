@@ -1,0 +1,90 @@
+"""Source and SourceReader: how records enter a job, and how a source resumes.
+
+A source divides its input into splits (a file, a range of a collection, a stream partition).
+Each split carries the position reached in it; positions are plain JSON data (str, int,
+float, bool, None, lists and dicts of them), so that checkpoints and savepoints can store them
+without pickling. At the first start the engine asks the source for its splits and hands
+every subtask the splits whose index modulo the parallelism equals its own index. A reader
+reports, at any moment, each split's position just after the last record it returned; on
+restore the engine gives readers those splits back and reading resumes exactly there.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from lockgate.engine.clock import Clock
+
+__all__ = ["Source", "SourceContext", "SourceReader", "SourceSplit", "assign_splits"]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class SourceSplit:
+    """A part of a source's input and the position reached in it (plain JSON data)."""
+
+    split_id: str
+    position: Any
+
+
+@dataclass(frozen=True, slots=True)
+class SourceContext:
+    """Where a reader runs: its operator, subtask and clock."""
+
+    uid: str
+    subtask_index: int
+    parallelism: int
+    clock: Clock
+
+
+class SourceReader(ABC, Generic[T]):
+    """Reads the splits assigned to one subtask.
+
+    ``read`` is called by one task at a time. ``snapshot_splits`` may be called between two
+    reads and must describe exactly the records returned so far: replaying from those
+    positions yields the records after them, each once.
+    """
+
+    async def open(self) -> None:  # noqa: B027 - optional hook
+        """Acquire resources before the first read."""
+
+    @abstractmethod
+    async def read(self, max_records: int) -> list[T]:
+        """Return 1 to ``max_records`` next records, waiting for some; ``[]`` once all ended."""
+
+    @abstractmethod
+    def snapshot_splits(self) -> list[SourceSplit]:
+        """Return every assigned split with the position after the last record returned."""
+
+    async def close(self) -> None:  # noqa: B027 - optional hook
+        """Release resources; called once, also after a failure."""
+
+
+class Source(ABC, Generic[T]):
+    """Where a job's records come from: splits of input and readers for them."""
+
+    @property
+    def bounded(self) -> bool:
+        """Whether the input ends; an unbounded source's readers never return ``[]``."""
+        return True
+
+    @abstractmethod
+    def create_splits(self, parallelism: int) -> list[SourceSplit]:
+        """Divide the input into splits at their start positions, for a first run."""
+
+    @abstractmethod
+    def create_reader(
+        self, splits: Sequence[SourceSplit], context: SourceContext
+    ) -> SourceReader[T]:
+        """Return a reader for ``splits``, which it resumes from their positions."""
+
+
+def assign_splits(
+    splits: Sequence[SourceSplit], subtask_index: int, parallelism: int
+) -> list[SourceSplit]:
+    """Return the splits a subtask reads: those whose index modulo parallelism is its own."""
+    return list(splits[subtask_index::parallelism])

@@ -1,0 +1,173 @@
+"""DataStream and KeyedStream: the fluent API; each call adds an operator to the job graph."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from lockgate.engine.graph import OperatorKind, OperatorNode, Partitioning
+
+if TYPE_CHECKING:
+    from lockgate.engine.environment import StreamEnvironment
+    from lockgate.engine.functions import KeyedProcessFunction
+    from lockgate.engine.sinks import Sink
+
+__all__ = ["DataStream", "DataStreamSink", "KeyedStream"]
+
+T = TypeVar("T")
+R = TypeVar("R")
+K = TypeVar("K")
+
+
+class DataStream(Generic[T]):
+    """A stream of records produced by one or more operators (several after ``union``).
+
+    Every transformation returns a new stream and adds one operator to the environment's job
+    graph; nothing runs until ``env.execute`` or ``env.start``. Each takes ``uid=`` (stable
+    identity of the operator and its state; give one to every stateful operator), ``name=``
+    (for humans, defaults to the uid) and ``parallelism=`` (defaults to the environment's).
+    """
+
+    def __init__(
+        self,
+        env: StreamEnvironment,
+        producers: tuple[OperatorNode, ...],
+        partitioning: Partitioning | None = None,
+        key_selector: Callable[[Any], Any] | None = None,
+    ) -> None:
+        self._env = env
+        self._producers = producers
+        self._partitioning = partitioning
+        self._key_selector = key_selector
+
+    def map(
+        self,
+        fn: Callable[[T], R],
+        *,
+        uid: str | None = None,
+        name: str | None = None,
+        parallelism: int | None = None,
+    ) -> DataStream[R]:
+        """Emit ``fn(record)`` for each record."""
+        return self._then(OperatorKind.MAP, fn, uid, name, parallelism)
+
+    def filter(
+        self,
+        predicate: Callable[[T], bool],
+        *,
+        uid: str | None = None,
+        name: str | None = None,
+        parallelism: int | None = None,
+    ) -> DataStream[T]:
+        """Keep the records for which ``predicate`` is true."""
+        return self._then(OperatorKind.FILTER, predicate, uid, name, parallelism)
+
+    def flat_map(
+        self,
+        fn: Callable[[T], Iterable[R]],
+        *,
+        uid: str | None = None,
+        name: str | None = None,
+        parallelism: int | None = None,
+    ) -> DataStream[R]:
+        """Emit every record of the iterable ``fn(record)`` returns."""
+        return self._then(OperatorKind.FLAT_MAP, fn, uid, name, parallelism)
+
+    def reduce(
+        self,
+        fn: Callable[[T, T], T],
+        *,
+        uid: str | None = None,
+        name: str | None = None,
+        parallelism: int | None = None,
+    ) -> DataStream[T]:
+        """Per key, emit the running ``fn(previous, record)`` (needs a keyed stream)."""
+        return self._then(OperatorKind.REDUCE, fn, uid, name, parallelism)
+
+    def process(
+        self,
+        fn: KeyedProcessFunction[Any, T, R],
+        *,
+        uid: str | None = None,
+        name: str | None = None,
+        parallelism: int | None = None,
+    ) -> DataStream[R]:
+        """Run a ``KeyedProcessFunction`` over each record with its per-key state."""
+        return self._then(OperatorKind.PROCESS, fn, uid, name, parallelism)
+
+    def key_by(self, key_selector: Callable[[T], K]) -> KeyedStream[T, K]:
+        """Partition the stream by key: equal keys reach the same subtask and state."""
+        return KeyedStream(self._env, self._producers, Partitioning.HASH, key_selector)
+
+    def rebalance(self) -> DataStream[T]:
+        """Spread records round-robin over the next operator's subtasks."""
+        return DataStream(self._env, self._producers, Partitioning.REBALANCE)
+
+    def broadcast(self) -> DataStream[T]:
+        """Send every record to every subtask of the next operator."""
+        return DataStream(self._env, self._producers, Partitioning.BROADCAST)
+
+    def forward(self) -> DataStream[T]:
+        """Send records to the next operator's subtask of the same index (same parallelism)."""
+        return DataStream(self._env, self._producers, Partitioning.FORWARD)
+
+    def union(self, *others: DataStream[T]) -> DataStream[T]:
+        """Merge this stream with others of the same type into one stream."""
+        producers = self._producers + tuple(p for other in others for p in other._producers)
+        return DataStream(self._env, producers)
+
+    def sink_to(
+        self,
+        sink: Sink[T],
+        *,
+        uid: str | None = None,
+        name: str | None = None,
+        parallelism: int | None = None,
+    ) -> DataStreamSink:
+        """Write the stream to ``sink``; a job runs only streams that reach a sink."""
+        node = self._env._add_operator(OperatorKind.SINK, sink, uid, name, parallelism)
+        self._connect(node)
+        return DataStreamSink(node)
+
+    def _then(
+        self,
+        kind: OperatorKind,
+        fn: Any,
+        uid: str | None,
+        name: str | None,
+        parallelism: int | None,
+    ) -> DataStream[Any]:
+        node = self._env._add_operator(kind, fn, uid, name, parallelism)
+        if kind.needs_keyed_input:
+            node.key_selector = self._key_selector
+        self._connect(node)
+        return DataStream(self._env, (node,))
+
+    def _connect(self, node: OperatorNode) -> None:
+        for producer in self._producers:
+            partitioning = self._partitioning or (
+                Partitioning.FORWARD
+                if producer.parallelism == node.parallelism
+                else Partitioning.REBALANCE
+            )
+            self._env._connect(producer, node, partitioning, self._key_selector)
+
+    def __repr__(self) -> str:
+        uids = ", ".join(p.uid for p in self._producers)
+        return f"<{type(self).__name__} of {uids}>"
+
+
+class KeyedStream(DataStream[T], Generic[T, K]):
+    """A stream partitioned by key: per-key state and ``reduce`` are available on it."""
+
+
+class DataStreamSink:
+    """The end of a stream: the sink operator it was written to."""
+
+    def __init__(self, node: OperatorNode) -> None:
+        self.node = node
+
+    @property
+    def uid(self) -> str:
+        """The sink operator's uid."""
+        return self.node.uid
