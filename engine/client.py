@@ -56,9 +56,10 @@ class JobClient:
 
     def cancel(self) -> None:
         """Cancel the job; ``wait`` then returns a result with status ``CANCELED``."""
-        if not self._status.is_terminal:
-            self._status = self._status.advance(JobStatus.CANCELLING)
-            self._master.cancel()
+        if self._status is JobStatus.CANCELLING or self._status.is_terminal:
+            return
+        self._status = self._status.advance(JobStatus.CANCELLING)
+        self._master.cancel()
 
     async def wait(self) -> JobResult:
         """Wait for the job to end; return its result or raise its error."""
@@ -72,7 +73,8 @@ class JobClient:
     async def run(self) -> None:
         """Run the job to its end, recording the result or the error (for ``start``)."""
         started = self._clock.now()
-        self._status = self._status.advance(JobStatus.RUNNING)
+        if self._status is JobStatus.CREATED:
+            self._status = self._status.advance(JobStatus.RUNNING)
         try:
             finished = await self._master.run()
         except Exception as error:

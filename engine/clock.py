@@ -8,6 +8,7 @@ import time
 from typing import Protocol, runtime_checkable
 
 import anyio
+import anyio.lowlevel
 
 __all__ = ["Clock", "ManualClock", "SystemClock"]
 
@@ -57,9 +58,17 @@ class ManualClock:
 
     async def sleep(self, seconds: float) -> None:
         """Wait until ``advance`` moves the clock ``seconds`` past now."""
-        event = anyio.Event()
-        heapq.heappush(self._sleepers, (self._now + seconds, next(self._order), event))
-        await event.wait()
+        if seconds <= 0:
+            await anyio.lowlevel.checkpoint()
+            return
+        sleeper = (self._now + seconds, next(self._order), anyio.Event())
+        heapq.heappush(self._sleepers, sleeper)
+        try:
+            await sleeper[2].wait()
+        finally:
+            if not sleeper[2].is_set():  # cancelled: forget the sleeper
+                self._sleepers.remove(sleeper)
+                heapq.heapify(self._sleepers)
 
     def advance(self, seconds: float) -> None:
         """Move time forward and wake every sleeper whose deadline has come."""

@@ -97,12 +97,17 @@ class StreamEnvironment:
             self.clock,
         )
         client = JobClient(JobMaster(name, self.plan(), options), self.clock)
+        body_error: Exception | None = None
         async with anyio.create_task_group() as group:
             group.start_soon(client.run)
             try:
                 yield client
+            except Exception as error:  # raised again below, outside the task group
+                body_error = error
             finally:
                 client.cancel()
+        if body_error is not None:
+            raise body_error
         if client.failure is not None and not client.error_observed:
             raise client.failure
 
@@ -138,8 +143,7 @@ class StreamEnvironment:
 
     def __repr__(self) -> str:
         return (
-            f"<StreamEnvironment parallelism={self.parallelism} "
-            f"operators={len(self._graph.nodes)}>"
+            f"<StreamEnvironment parallelism={self.parallelism} operators={len(self._graph.nodes)}>"
         )
 
 

@@ -36,7 +36,9 @@ class OperatorError(JobError):
         parallelism: how many parallel instances the operator has.
     """
 
-    def __init__(self, uid: str, subtask_index: int, parallelism: int, error: BaseException):
+    def __init__(
+        self, uid: str, subtask_index: int, parallelism: int, error: BaseException
+    ) -> None:
         super().__init__(
             f"operator '{uid}' (subtask {subtask_index + 1}/{parallelism}) failed: {error!r}"
         )

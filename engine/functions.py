@@ -67,5 +67,3 @@ class KeyedProcessFunction(Generic[K, I, O]):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__}>"
-
-

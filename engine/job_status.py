@@ -34,9 +34,7 @@ class JobStatus(enum.Enum):
 _TRANSITIONS: dict[JobStatus, frozenset[JobStatus]] = {
     JobStatus.CREATED: frozenset({JobStatus.RUNNING, JobStatus.CANCELLING, JobStatus.FAILED}),
     JobStatus.RUNNING: frozenset({JobStatus.FINISHED, JobStatus.CANCELLING, JobStatus.FAILED}),
-    JobStatus.CANCELLING: frozenset(
-        {JobStatus.RUNNING, JobStatus.CANCELED, JobStatus.FAILED, JobStatus.FINISHED}
-    ),
+    JobStatus.CANCELLING: frozenset({JobStatus.CANCELED, JobStatus.FAILED, JobStatus.FINISHED}),
     JobStatus.FINISHED: frozenset(),
     JobStatus.CANCELED: frozenset(),
     JobStatus.FAILED: frozenset(),

@@ -15,7 +15,7 @@ from __future__ import annotations
 import struct
 import zlib
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 __all__ = [
     "BroadcastPartitioner",
@@ -62,26 +62,43 @@ def key_group_range(subtask_index: int, max_parallelism: int, parallelism: int) 
 def _encode(key: Any) -> bytes:
     kind = type(key)
     if kind is str:
-        return b"s" + key.encode("utf-8", "surrogatepass")
+        return b"s" + cast(str, key).encode("utf-8", "surrogatepass")
     if kind is int:
-        return b"i" + key.to_bytes((key.bit_length() + 8) // 8 or 1, "little", signed=True)
+        return _encode_int(key)
     if kind is tuple:
         return b"t" + b"".join(_framed(part) for part in key)
     if kind is bytes:
-        return b"b" + key
+        return b"b" + cast(bytes, key)
     if kind is bool:
-        return _encode(int(key))
+        return _encode_int(int(key))
     if kind is float:
-        return _encode(int(key)) if key.is_integer() else b"f" + struct.pack("<d", key)
+        return _encode_float(key)
     if key is None:
         return b"n"
     return _encode_subclass(key)
 
 
+def _encode_int(key: int) -> bytes:
+    return b"i" + key.to_bytes((key.bit_length() + 8) // 8 or 1, "little", signed=True)
+
+
+def _encode_float(key: float) -> bytes:
+    return _encode_int(int(key)) if key.is_integer() else b"f" + struct.pack("<d", key)
+
+
 def _encode_subclass(key: Any) -> bytes:
-    for base in (bool, int, str, bytes, float, tuple):
-        if isinstance(key, base):
-            return _encode(base(key))
+    # Subclasses (enums, named tuples) encode as the built-in value they are equal to;
+    # str(key) would call a subclass's __str__ (an Enum member's name), so it is avoided.
+    if isinstance(key, str):
+        return _encode(str.__str__(key))
+    if isinstance(key, int):
+        return _encode_int(int(key))
+    if isinstance(key, bytes):
+        return _encode(bytes(key))
+    if isinstance(key, float):
+        return _encode_float(float(key))
+    if isinstance(key, tuple):
+        return _encode(tuple(key))
     raise TypeError(
         f"cannot hash key {key!r} of type {type(key).__name__} stably across processes; "
         "make the key selector return str, bytes, int, float, bool, None or a tuple of them"
@@ -162,12 +179,17 @@ class KeyGroupPartitioner(Partitioner):
         key_of = self._key_selector
         routes = self._routes
         appenders = [buffer.append for buffer in buffers]
-        for record in records:
-            key = key_of(record)
-            target = routes.get(key)
-            if target is None:
-                target = self._learn(key, len(buffers))
-            appenders[target](record)
+        key = None
+        try:
+            for record in records:
+                key = key_of(record)
+                target = routes.get(key)
+                if target is None:
+                    target = self._learn(key, len(buffers))
+                appenders[target](record)
+        except TypeError:
+            stable_hash(key)  # an unhashable key fails here with a message saying what to do
+            raise
 
     def _learn(self, key: Any, parallelism: int) -> int:
         if len(self._routes) >= _ROUTE_CACHE_LIMIT:

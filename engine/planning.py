@@ -115,12 +115,9 @@ class ExecutionPlan:
 
     def describe(self) -> str:
         """Render the plan: one line per chain, then one per edge between chains."""
-        lines = [
-            f"chain {c.chain_id} x{c.parallelism}: {' -> '.join(c.uids)}" for c in self.chains
-        ]
+        lines = [f"chain {c.chain_id} x{c.parallelism}: {' -> '.join(c.uids)}" for c in self.chains]
         lines += [
-            f"chain {e.upstream.chain_id} --{e.partitioning.value}--> chain "
-            f"{e.downstream.chain_id}"
+            f"chain {e.upstream.chain_id} --{e.partitioning.value}--> chain {e.downstream.chain_id}"
             for e in self.edges
         ]
         return "\n".join(lines)

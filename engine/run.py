@@ -14,7 +14,7 @@ T = TypeVar("T")
 Ts = TypeVarTuple("Ts")
 
 
-def run(main: Callable[[Unpack[Ts]], Awaitable[T]], *args: Unpack[Ts]) -> T:
+def run(main: Callable[[Unpack[Ts]], Awaitable[T]], *args: *Ts) -> T:
     """Run ``main(*args)`` in a new event loop, on uvloop when it is installed.
 
     ``lockgate.engine.run(env.execute, "job")`` is the synchronous way to run a job; inside a

@@ -26,17 +26,17 @@ class SinkContext:
 class SinkWriter(ABC, Generic[T]):
     """Writes the records that reach one subtask of a sink, in the order they arrive."""
 
-    async def open(self) -> None:  # noqa: B027 - optional hook
+    async def open(self) -> None:
         """Acquire resources before the first write."""
 
     @abstractmethod
     async def write(self, records: list[T]) -> None:
         """Write a batch of records; waiting here backpressures the job."""
 
-    async def finish(self) -> None:  # noqa: B027 - optional hook
+    async def finish(self) -> None:
         """Make everything written durable: the input has ended and nothing more will come."""
 
-    async def close(self) -> None:  # noqa: B027 - optional hook
+    async def close(self) -> None:
         """Release resources; called once, also after a failure (then without ``finish``)."""
 
 

@@ -49,7 +49,7 @@ class SourceReader(ABC, Generic[T]):
     positions yields the records after them, each once.
     """
 
-    async def open(self) -> None:  # noqa: B027 - optional hook
+    async def open(self) -> None:
         """Acquire resources before the first read."""
 
     @abstractmethod
@@ -60,7 +60,7 @@ class SourceReader(ABC, Generic[T]):
     def snapshot_splits(self) -> list[SourceSplit]:
         """Return every assigned split with the position after the last record returned."""
 
-    async def close(self) -> None:  # noqa: B027 - optional hook
+    async def close(self) -> None:
         """Release resources; called once, also after a failure."""
 
 

@@ -1,0 +1,1 @@
+"""Runtime internals: deployment, subtask actors, gates, heads and tails (not public)."""

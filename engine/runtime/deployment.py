@@ -132,9 +132,7 @@ class _SubtaskBuilder:
                 sink.create_writer(context), OperatorScope(tail.uid, index, chain.parallelism)
             )
         partitions = [self._partition(edge, index) for edge in self.plan.outputs(chain)]
-        gate = OutputGate(
-            partitions, batch_size=self.options.batch_size, clock=self.options.clock
-        )
+        gate = OutputGate(partitions, batch_size=self.options.batch_size, clock=self.options.clock)
         return GateTail(gate)
 
     def _inputs(self, chain: OperatorChain, index: int) -> list[Channel[ChannelItem]]:

@@ -61,7 +61,7 @@ class InputGate:
 class OutputPartition:
     """The channels of one outgoing edge, with a partitioner and a buffer per channel."""
 
-    def __init__(self, partitioner: Partitioner, channels: Sequence[Channel[ChannelItem]]):
+    def __init__(self, partitioner: Partitioner, channels: Sequence[Channel[ChannelItem]]) -> None:
         self.partitioner = partitioner
         self.channels = list(channels)
         self.buffers: list[list[Any]] = [[] for _ in channels]

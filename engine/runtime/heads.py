@@ -135,4 +135,3 @@ class SourceHead:
                 self._fetched.close()
                 return
             await self._fetched.send((records, splits))
-

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-
-
 from lockgate.actors import ActorCrashed, ActorSystem
 from lockgate.engine.errors import JobError, OperatorError
 from lockgate.engine.metrics import JobMetrics
@@ -67,5 +65,3 @@ def _job_failure(crash: ActorCrashed) -> BaseException:
     error = JobError(f"subtask '{crash.actor}' failed outside user code: {cause!r}")
     error.__cause__ = cause
     return error
-
-

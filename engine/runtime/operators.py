@@ -7,6 +7,7 @@ record. Keyed operators take each record's key with the stream's key selector.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -105,11 +106,15 @@ class ReduceOperator(Operator):
 
 
 class ProcessOperator(Operator):
-    """Runs a ``KeyedProcessFunction`` with its state scoped to each record's key."""
+    """Runs a ``KeyedProcessFunction`` with its state scoped to each record's key.
+
+    Every subtask runs its own deep copy of the function object, as Flink runs its own
+    deserialized copy, so attributes set in ``open`` are never shared between subtasks.
+    """
 
     def __init__(self, node: OperatorNode) -> None:
         super().__init__(node)
-        self._fn: KeyedProcessFunction[Any, Any, Any] = node.function
+        self._fn: KeyedProcessFunction[Any, Any, Any] = copy.deepcopy(node.function)
         self._key_of = _key_selector(node)
         self._context: ProcessContext[Any] = ProcessContext(self.keyed_state)
 

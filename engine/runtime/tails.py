@@ -14,9 +14,17 @@ __all__ = ["GateTail", "SinkTail", "Tail"]
 class Tail(Protocol):
     """The output side of a subtask."""
 
-    records_out: int
-    backpressured_time: float
-    buffered_since: float | None
+    @property
+    def records_out(self) -> int:
+        """Records passed on."""
+
+    @property
+    def backpressured_time(self) -> float:
+        """Seconds spent waiting for room downstream."""
+
+    @property
+    def buffered_since(self) -> float | None:
+        """When the oldest record held back was buffered, or ``None``."""
 
     async def open(self) -> None:
         """Prepare to accept records."""

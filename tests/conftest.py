@@ -1,0 +1,1 @@
+"""Shared test settings: every async test runs on asyncio (pytest-asyncio, auto mode)."""
