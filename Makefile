@@ -21,7 +21,7 @@ install-dev: $(BIN)/python
 	$(UV) pip install --quiet --python $(BIN)/python --compile-bytecode -e ".[dev]"
 
 run: install
-	$(BIN)/python examples/word_count.py examples/data/pride_and_prejudice_ch1.txt
+	$(BIN)/python examples/word_count.py examples/data/canal_locks.txt
 
 # mypy cannot follow setuptools' editable import hook, so it reads the packages through a tree
 # of symlinks that mirrors the installed layout (lockgate/engine -> engine, ...).

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from lockgate.actors.doorbell import Doorbell
 from lockgate.actors.envelope import Envelope
-from lockgate.actors.errors import EndOfMailbox, MailboxEmpty
+from lockgate.actors.errors import ActorStopped, EndOfMailbox, MailboxEmpty
 from lockgate.actors.mailbox import Mailbox
 
 if TYPE_CHECKING:
@@ -76,7 +77,7 @@ class Actor(Generic[M]):
                 if isinstance(envelope.message, StopActor):
                     _answer(envelope, None)
                     return
-                _answer(envelope, await self.on_control(envelope.message))
+                await self._handle(envelope, self.on_control)
                 continue
             try:
                 data = self.context.inbox.receive_nowait()
@@ -85,15 +86,23 @@ class Actor(Generic[M]):
                 continue
             except EndOfMailbox:
                 return
-            _answer(data, await self._handle(data))
+            await self._handle(data, self.on_receive)
 
-    async def _handle(self, envelope: Envelope[M]) -> Any:
+    async def _handle(self, envelope: Envelope[Any], hook: Callable[[Any], Awaitable[Any]]) -> None:
+        """Answer the envelope's ask with what ``hook`` returns or raises.
+
+        A hook that is cancelled answers ``ActorStopped``: an asker outside the system must
+        not wait for an answer that will never come.
+        """
         try:
-            return await self.on_receive(envelope.message)
+            value = await hook(envelope.message)
         except Exception as error:
-            if envelope.reply is not None:
-                envelope.reply.fail(error)
+            _fail(envelope, error)
             raise
+        except BaseException:
+            _fail(envelope, ActorStopped(f"actor '{self.name}' stopped before answering"))
+            raise
+        _answer(envelope, value)
 
     def _next_control(self) -> Envelope[Any] | None:
         try:
@@ -105,3 +114,8 @@ class Actor(Generic[M]):
 def _answer(envelope: Envelope[Any], value: Any) -> None:
     if envelope.reply is not None:
         envelope.reply.set(value)
+
+
+def _fail(envelope: Envelope[Any], error: BaseException) -> None:
+    if envelope.reply is not None:
+        envelope.reply.fail(error)

@@ -36,7 +36,7 @@ class Reply:
             self._error = error
             self._event.set()
 
-    async def wait(self, timeout: float | None) -> Any:
+    async def wait(self, timeout: float | None) -> Any:  # noqa: ASYNC109 (see ActorRef.ask)
         """Return the reply, raise the error given, or raise ``AskTimeout``."""
         with anyio.move_on_after(timeout):
             await self._event.wait()

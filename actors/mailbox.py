@@ -65,8 +65,8 @@ class Mailbox(Generic[T]):
         "_doorbell",
         "_messages",
         "_peak",
-        "_receiver_event",
         "_received",
+        "_receiver_event",
         "_sender_event",
         "_senders_waiting",
         "_sent",
@@ -128,11 +128,13 @@ class Mailbox(Generic[T]):
     async def receive(self) -> T:
         """Take the oldest message, waiting for one; raise ``EndOfMailbox`` after close."""
         while not self._messages and not self._closed:
-            event = self._receiver_event = anyio.Event()
+            # Receivers share one event, so that close() wakes every one of them.
+            event = self._receiver_event = self._receiver_event or anyio.Event()
             try:
                 await event.wait()
             finally:
-                self._receiver_event = None
+                if self._receiver_event is event:
+                    self._receiver_event = None
         return self.receive_nowait()
 
     def close(self) -> None:

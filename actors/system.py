@@ -11,7 +11,13 @@ from anyio.abc import TaskGroup
 from lockgate.actors.actor import Actor, ActorContext
 from lockgate.actors.doorbell import Doorbell
 from lockgate.actors.envelope import Envelope
-from lockgate.actors.errors import ActorCrashed, ActorError, ActorStopped, EndOfMailbox, MailboxEmpty
+from lockgate.actors.errors import (
+    ActorCrashed,
+    ActorError,
+    ActorStopped,
+    EndOfMailbox,
+    MailboxEmpty,
+)
 from lockgate.actors.mailbox import Mailbox
 from lockgate.actors.ref import ActorRef
 
@@ -54,9 +60,7 @@ class ActorSystem:
             self._group = None
             self._raise_crash()
 
-    def spawn(
-        self, actor: Actor[M], *, name: str, doorbell: Doorbell | None = None
-    ) -> ActorRef[M]:
+    def spawn(self, actor: Actor[M], *, name: str, doorbell: Doorbell | None = None) -> ActorRef[M]:
         """Start ``actor`` under ``name`` (unique in this system) and return its ref.
 
         ``doorbell`` is rung by the actor's inboxes; pass one to have other mailboxes, such

@@ -24,14 +24,16 @@ class Probe(Actor[Any]):
         self._arrived = anyio.Event()
 
     async def on_receive(self, message: Any) -> Any:
+        """Record a data message and answer an ask with it."""
         self._record(message)
         return message
 
     async def on_control(self, message: Any) -> Any:
+        """Record a control message and answer an ask with it."""
         self._record(message)
         return message
 
-    async def expect_message(self, *, timeout: float = 5.0) -> Any:
+    async def expect_message(self, *, timeout: float = 5.0) -> Any:  # noqa: ASYNC109
         """Return the next message not yet expected, waiting up to ``timeout`` seconds."""
         with anyio.fail_after(timeout):
             while self._taken >= len(self.received):

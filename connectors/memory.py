@@ -1,0 +1,207 @@
+"""In-memory connectors: a replayable collection source, a collecting sink, a printing sink."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import anyio.lowlevel
+
+from lockgate.connectors.errors import InvalidSplit
+from lockgate.engine.sinks import Sink, SinkContext, SinkWriter
+from lockgate.engine.sources import Source, SourceContext, SourceReader, SourceSplit
+
+__all__ = ["CollectSink", "CollectionSource", "PrintSink"]
+
+T = TypeVar("T")
+
+
+class CollectionSource(Source[T]):
+    """A bounded source over the elements of a collection, replayable by position.
+
+    Every element is read exactly once across all subtasks, in collection order within a
+    split. The input is divided into up to ``parallelism`` contiguous index ranges; a split's
+    position is the plain data ``{"next": <next index>, "end": <range end>}``, so a reader
+    built from snapshotted splits resumes exactly after the last record returned.
+
+    A ``Sequence`` (a list, a tuple, a ``range``) is read in place, never copied: streaming
+    ``range(10**9)`` needs no memory for the elements. Any other iterable is materialised
+    into a list once, when the source is built. Do not mutate a sequence while a job reads it.
+    """
+
+    def __init__(self, elements: Iterable[T]) -> None:
+        self._elements: Sequence[T] = elements if isinstance(elements, Sequence) else list(elements)
+
+    def create_splits(self, parallelism: int) -> list[SourceSplit]:
+        """Return ``parallelism`` contiguous ranges, fewer if there are fewer elements.
+
+        There is always at least one split, even for an empty collection.
+        """
+        if parallelism < 1:
+            raise ValueError(f"parallelism must be at least 1; got {parallelism}")
+        size = len(self._elements)
+        count = max(1, min(parallelism, size))
+        bounds = [index * size // count for index in range(count + 1)]
+        return [_range_split(i, bounds[i], bounds[i + 1]) for i in range(count)]
+
+    def create_reader(
+        self, splits: Sequence[SourceSplit], context: SourceContext
+    ) -> SourceReader[T]:
+        """Return a reader that reads ``splits`` in order, each from its position."""
+        size = len(self._elements)
+        cursors = [_RangeCursor.from_split(split, size, context) for split in splits]
+        return _CollectionReader(self._elements, cursors)
+
+    def __repr__(self) -> str:
+        return f"<CollectionSource elements={len(self._elements)}>"
+
+
+def _range_split(index: int, start: int, end: int) -> SourceSplit:
+    return SourceSplit(split_id=str(index), position={"next": start, "end": end})
+
+
+@dataclass(slots=True)
+class _RangeCursor:
+    """How far a reader got in one index range of the collection."""
+
+    split_id: str
+    next: int
+    end: int
+
+    @classmethod
+    def from_split(cls, split: SourceSplit, size: int, context: SourceContext) -> _RangeCursor:
+        position = split.position
+        if not _is_range_position(position, size):
+            raise InvalidSplit(
+                f"collection source '{context.uid}' (subtask {context.subtask_index + 1}/"
+                f"{context.parallelism}) cannot resume split '{split.split_id}' from position "
+                f"{position!r}: expected {{'next': i, 'end': j}} with 0 <= i <= j <= {size}; "
+                "restore from a checkpoint of this same source and collection"
+            )
+        return cls(split.split_id, position["next"], position["end"])
+
+    def to_split(self) -> SourceSplit:
+        return SourceSplit(split_id=self.split_id, position={"next": self.next, "end": self.end})
+
+
+def _is_range_position(position: Any, size: int) -> bool:
+    if not isinstance(position, dict) or set(position) != {"next", "end"}:
+        return False
+    start, end = position["next"], position["end"]
+    return _is_index(start) and _is_index(end) and 0 <= start <= end <= size
+
+
+def _is_index(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+class _CollectionReader(SourceReader[T]):
+    """Reads its ranges in order by slicing: a read costs one slice, nothing per element."""
+
+    def __init__(self, elements: Sequence[T], cursors: list[_RangeCursor]) -> None:
+        self._elements = elements
+        self._cursors = cursors
+        self._current = 0
+
+    async def read(self, max_records: int) -> list[T]:
+        """Return the next up to ``max_records`` elements of the current range; ``[]`` at end."""
+        if max_records < 1:
+            raise ValueError(f"max_records must be at least 1; got {max_records}")
+        # Reading never waits, so yield here: a job reading a large collection stays
+        # cancellable and lets the other tasks of the event loop run.
+        await anyio.lowlevel.checkpoint()
+        cursor = self._unfinished_cursor()
+        if cursor is None:
+            return []
+        stop = min(cursor.end, cursor.next + max_records)
+        batch = list(self._elements[cursor.next : stop])
+        cursor.next = stop
+        return batch
+
+    def snapshot_splits(self) -> list[SourceSplit]:
+        """Return every assigned range with the index after the last element returned."""
+        return [cursor.to_split() for cursor in self._cursors]
+
+    def _unfinished_cursor(self) -> _RangeCursor | None:
+        while self._current < len(self._cursors):
+            cursor = self._cursors[self._current]
+            if cursor.next < cursor.end:
+                return cursor
+            self._current += 1
+        return None
+
+    def __repr__(self) -> str:
+        ranges = ", ".join(f"{c.split_id}@{c.next}/{c.end}" for c in self._cursors)
+        return f"<CollectionSourceReader [{ranges}]>"
+
+
+class CollectSink(Sink[T]):
+    """A sink that keeps every record in memory, in ``results``; for tests and examples.
+
+    ``results`` holds the records of all subtasks; each subtask's records appear in the order
+    that subtask wrote them. Today every written record is visible at once and a restarted
+    job appends its replayed records again (at-least-once); it is not yet transactional.
+    """
+
+    def __init__(self) -> None:
+        self._results: list[T] = []
+
+    @property
+    def results(self) -> list[T]:
+        """The records written so far, by all subtasks."""
+        return self._results
+
+    def clear(self) -> None:
+        """Forget every record written so far."""
+        self._results.clear()
+
+    def create_writer(self, context: SinkContext) -> SinkWriter[T]:
+        """Return a writer that appends to ``results``."""
+        return _CollectWriter(self._results)
+
+    def __repr__(self) -> str:
+        return f"<CollectSink results={len(self._results)}>"
+
+
+class _CollectWriter(SinkWriter[T]):
+    def __init__(self, results: list[T]) -> None:
+        self._results = results
+
+    async def write(self, records: list[T]) -> None:
+        self._results.extend(records)
+
+
+class PrintSink(Sink[Any]):
+    """A sink that prints every record on standard output, one line each, as Flink's does.
+
+    With parallelism above one each line starts with the subtask's number, counted from 1:
+    ``"2> record"``; a ``prefix`` comes first: ``"sums:2> record"``, or ``"sums> record"`` at
+    parallelism one. Printing blocks the event loop: use it to debug, not in production.
+    """
+
+    def __init__(self, prefix: str = "") -> None:
+        self._prefix = prefix
+
+    def create_writer(self, context: SinkContext) -> SinkWriter[Any]:
+        """Return a writer that prints each record behind this subtask's line prefix."""
+        return _PrintWriter(_line_prefix(self._prefix, context))
+
+    def __repr__(self) -> str:
+        return f"<PrintSink prefix={self._prefix!r}>"
+
+
+def _line_prefix(prefix: str, context: SinkContext) -> str:
+    if context.parallelism > 1:
+        number = str(context.subtask_index + 1)
+        prefix = f"{prefix}:{number}" if prefix else number
+    return f"{prefix}> " if prefix else ""
+
+
+class _PrintWriter(SinkWriter[Any]):
+    def __init__(self, line_prefix: str) -> None:
+        self._line_prefix = line_prefix
+
+    async def write(self, records: list[Any]) -> None:
+        for record in records:
+            print(f"{self._line_prefix}{record}")
