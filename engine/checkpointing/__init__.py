@@ -1,0 +1,1 @@
+"""Checkpointing internals: messages, pending and completed checkpoints, storage, restore."""

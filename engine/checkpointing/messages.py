@@ -1,0 +1,133 @@
+"""Checkpoint protocol messages between the coordinator and subtasks (control plane).
+
+They travel on control inboxes, never on data channels; only ``CheckpointBarrier`` (in
+``lockgate.engine.events``) travels in-band.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "AcknowledgeCheckpoint",
+    "CheckpointFailureReason",
+    "DeclineCheckpoint",
+    "NotifyCheckpointAborted",
+    "NotifyCheckpointComplete",
+    "StateHandle",
+    "SubtaskCheckpointStats",
+    "SubtaskFinished",
+    "SubtaskId",
+    "TriggerCheckpoint",
+]
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class SubtaskId:
+    """One subtask of one chain of the running plan."""
+
+    chain_id: int
+    subtask_index: int
+
+    def __str__(self) -> str:
+        return f"{self.chain_id}/{self.subtask_index}"
+
+
+class CheckpointFailureReason(enum.Enum):
+    """Why a checkpoint did not complete."""
+
+    TIMEOUT = "the checkpoint expired before every subtask acknowledged it"
+    DECLINED = "a subtask declined the checkpoint"
+    SUBTASK_FAILED = "a subtask failed while the checkpoint was pending"
+    STORAGE_FAILED = "the checkpoint could not be written to its storage"
+    SUBSUMED = "a newer checkpoint completed first"
+    ALIGNMENT_ABORTED = "a newer barrier arrived before alignment finished"
+    JOB_ENDED = "the job ended before the checkpoint completed"
+
+
+@dataclass(frozen=True, slots=True)
+class StateHandle:
+    """Where a subtask wrote one piece of a checkpoint: location, size and checksum."""
+
+    location: str
+    size: int
+    checksum: str
+
+
+@dataclass(frozen=True, slots=True)
+class SubtaskCheckpointStats:
+    """How one subtask took part in one checkpoint, in seconds and bytes.
+
+    ``start_delay`` runs from the trigger to the first barrier (or trigger) this subtask
+    saw; ``alignment_duration`` from that first barrier to the last one; ``sync_duration``
+    is the copy taken on the event loop; ``async_duration`` the encoding and writing done
+    off it.
+    """
+
+    start_delay: float = 0.0
+    alignment_duration: float = 0.0
+    sync_duration: float = 0.0
+    async_duration: float = 0.0
+    state_size: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class TriggerCheckpoint:
+    """Coordinator -> subtask: snapshot now and emit ``CheckpointBarrier(checkpoint_id)``.
+
+    Sent to source subtasks, and to subtasks whose every input has ended (no barrier can
+    reach them through a channel any more). A subtask ignores a trigger for a checkpoint it
+    has already snapshotted.
+    """
+
+    checkpoint_id: int
+    timestamp: float
+
+
+@dataclass(frozen=True, slots=True)
+class AcknowledgeCheckpoint:
+    """Subtask -> coordinator: my state for the checkpoint is written; here are its handles.
+
+    ``handles`` maps each operator uid of the subtask's chain to the handle of its state
+    (operators without state are absent).
+    """
+
+    checkpoint_id: int
+    subtask: SubtaskId
+    handles: dict[str, StateHandle] = field(default_factory=dict)
+    stats: SubtaskCheckpointStats = field(default_factory=SubtaskCheckpointStats)
+
+
+@dataclass(frozen=True, slots=True)
+class DeclineCheckpoint:
+    """Subtask -> coordinator: I cannot take part in this checkpoint."""
+
+    checkpoint_id: int
+    subtask: SubtaskId
+    reason: CheckpointFailureReason
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class NotifyCheckpointComplete:
+    """Coordinator -> subtask: the checkpoint is complete; commit what you pre-committed."""
+
+    checkpoint_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class NotifyCheckpointAborted:
+    """Coordinator -> subtask: the checkpoint will never complete; drop work done for it."""
+
+    checkpoint_id: int
+    reason: CheckpointFailureReason
+
+
+@dataclass(frozen=True, slots=True)
+class SubtaskFinished:
+    """Subtask -> coordinator: all my input ended and my output is flushed and ended."""
+
+    subtask: SubtaskId
+    details: Any = None
