@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import anyio.lowlevel
 
 from lockgate.connectors.errors import InvalidSplit
 from lockgate.engine.sinks import Sink, SinkContext, SinkWriter
 from lockgate.engine.sources import Source, SourceContext, SourceReader, SourceSplit
+from lockgate.engine.testing import AwaitCheckpoint, FailOnce
 
-__all__ = ["CollectSink", "CollectionSource", "PrintSink"]
+__all__ = ["CollectionSource", "PrintSink"]
 
 T = TypeVar("T")
 
@@ -28,10 +29,20 @@ class CollectionSource(Source[T]):
     A ``Sequence`` (a list, a tuple, a ``range``) is read in place, never copied: streaming
     ``range(10**9)`` needs no memory for the elements. Any other iterable is materialised
     into a list once, when the source is built. Do not mutate a sequence while a job reads it.
+
+    Failure sentinels (``lockgate.engine.testing.FailOnce``) in a list, a tuple or any other
+    iterable (not in a ``range`` or other sequences, which are never scanned) make a reader
+    raise ``InjectedFailure`` on reaching an unfired one, after returning the records before
+    it, and skip it once fired. At an ``AwaitCheckpoint`` sentinel a reader waits until a
+    checkpoint completes. A sentinel takes a position like any element, so replaying from a
+    snapshot reads exactly the records after it, each once.
     """
 
-    def __init__(self, elements: Iterable[T]) -> None:
-        self._elements: Sequence[T] = elements if isinstance(elements, Sequence) else list(elements)
+    def __init__(self, elements: Iterable[T | FailOnce | AwaitCheckpoint]) -> None:
+        self._elements: Sequence[T | FailOnce | AwaitCheckpoint] = (
+            elements if isinstance(elements, Sequence) else list(elements)
+        )
+        self._has_sentinels = _holds_sentinels(self._elements)
 
     def create_splits(self, parallelism: int) -> list[SourceSplit]:
         """Return ``parallelism`` contiguous ranges, fewer if there are fewer elements.
@@ -51,10 +62,22 @@ class CollectionSource(Source[T]):
         """Return a reader that reads ``splits`` in order, each from its position."""
         size = len(self._elements)
         cursors = [_RangeCursor.from_split(split, size, context) for split in splits]
-        return _CollectionReader(self._elements, cursors)
+        elements = cast(Sequence[T], self._elements)
+        if self._has_sentinels:
+            return _SentinelCollectionReader(elements, cursors)
+        return _CollectionReader(elements, cursors)
 
     def __repr__(self) -> str:
-        return f"<CollectionSource elements={len(self._elements)}>"
+        sentinels = " with failure sentinels" if self._has_sentinels else ""
+        return f"<CollectionSource elements={len(self._elements)}{sentinels}>"
+
+
+def _holds_sentinels(elements: Sequence[Any]) -> bool:
+    # Only lists and tuples are scanned: a range cannot hold a sentinel, and indexing a
+    # custom sequence element by element could be slow or lazy.
+    if not isinstance(elements, list | tuple):
+        return False
+    return any(isinstance(element, FailOnce | AwaitCheckpoint) for element in elements)
 
 
 def _range_split(index: int, start: int, end: int) -> SourceSplit:
@@ -136,40 +159,63 @@ class _CollectionReader(SourceReader[T]):
         return f"<CollectionSourceReader [{ranges}]>"
 
 
-class CollectSink(Sink[T]):
-    """A sink that keeps every record in memory, in ``results``; for tests and examples.
+class _SentinelCollectionReader(_CollectionReader[T]):
+    """Reads like ``_CollectionReader`` but stops at sentinels.
 
-    ``results`` holds the records of all subtasks; each subtask's records appear in the order
-    that subtask wrote them. Today every written record is visible at once and a restarted
-    job appends its replayed records again (at-least-once); it is not yet transactional.
+    An unfired ``FailOnce`` ends a batch; reaching it first fires it. An unpassed
+    ``AwaitCheckpoint`` ends a batch; reaching it first waits for a checkpoint to complete.
+    Passed sentinels are skipped. Sentinels take positions like records, so snapshots replay
+    exactly.
     """
 
-    def __init__(self) -> None:
-        self._results: list[T] = []
+    def __init__(self, elements: Sequence[T], cursors: list[_RangeCursor]) -> None:
+        super().__init__(elements, cursors)
+        self._checkpoint_completed: anyio.Event | None = None
 
-    @property
-    def results(self) -> list[T]:
-        """The records written so far, by all subtasks."""
-        return self._results
+    async def read(self, max_records: int) -> list[T]:
+        """Return the next up to ``max_records`` records; handle a sentinel reached first."""
+        if max_records < 1:
+            raise ValueError(f"max_records must be at least 1; got {max_records}")
+        await anyio.lowlevel.checkpoint()
+        while (cursor := self._unfinished_cursor()) is not None:
+            element: Any = self._elements[cursor.next]
+            if isinstance(element, AwaitCheckpoint) and not element.passed:
+                await self._wait_for_checkpoint()
+                element.passed = True
+            if records := self._read_from(cursor, max_records):
+                return records
+        return []
 
-    def clear(self) -> None:
-        """Forget every record written so far."""
-        self._results.clear()
+    async def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
+        """Release a read waiting at an ``AwaitCheckpoint`` sentinel."""
+        if self._checkpoint_completed is not None:
+            self._checkpoint_completed.set()
 
-    def create_writer(self, context: SinkContext) -> SinkWriter[T]:
-        """Return a writer that appends to ``results``."""
-        return _CollectWriter(self._results)
+    async def _wait_for_checkpoint(self) -> None:
+        self._checkpoint_completed = anyio.Event()
+        try:
+            await self._checkpoint_completed.wait()
+        finally:
+            self._checkpoint_completed = None
 
-    def __repr__(self) -> str:
-        return f"<CollectSink results={len(self._results)}>"
+    def _read_from(self, cursor: _RangeCursor, max_records: int) -> list[T]:
+        # Returns [] only after skipping passed sentinels; an unfired FailOnce raises when first.
+        records: list[T] = []
+        for element in self._elements[cursor.next : min(cursor.end, cursor.next + max_records)]:
+            if _blocks(element):
+                if not records and isinstance(element, FailOnce):
+                    element.maybe_fire()
+                break
+            cursor.next += 1
+            if not isinstance(element, FailOnce | AwaitCheckpoint):
+                records.append(element)
+        return records
 
 
-class _CollectWriter(SinkWriter[T]):
-    def __init__(self, results: list[T]) -> None:
-        self._results = results
-
-    async def write(self, records: list[T]) -> None:
-        self._results.extend(records)
+def _blocks(element: Any) -> bool:
+    if isinstance(element, FailOnce):
+        return not element.fired
+    return isinstance(element, AwaitCheckpoint) and not element.passed
 
 
 class PrintSink(Sink[Any]):

@@ -4,23 +4,58 @@ Build a job on a ``StreamEnvironment`` with ``from_source`` and the stream metho
 stream with ``sink_to``, then ``await env.execute(name)`` or ``async with env.start(name)``.
 """
 
+from lockgate.engine.checkpointing.completed import CompletedCheckpoint
+from lockgate.engine.checkpointing.config import CheckpointConfig, CheckpointingMode
+from lockgate.engine.checkpointing.messages import CheckpointFailureReason
+from lockgate.engine.checkpointing.storage import (
+    CheckpointStorage,
+    FileSystemCheckpointStorage,
+    MemoryCheckpointStorage,
+)
 from lockgate.engine.client import JobClient, JobResult
 from lockgate.engine.clock import Clock, ManualClock, SystemClock
 from lockgate.engine.environment import StreamEnvironment
-from lockgate.engine.errors import EngineError, GraphError, JobError, OperatorError, SourceError
+from lockgate.engine.errors import (
+    CheckpointError,
+    EngineError,
+    GraphError,
+    JobError,
+    OperatorError,
+    RestoreError,
+    SourceError,
+)
 from lockgate.engine.events import CheckpointBarrier, EndOfInput, Watermark
 from lockgate.engine.functions import KeyedProcessFunction, ProcessContext, RuntimeContext
 from lockgate.engine.job_status import JobStatus
 from lockgate.engine.metrics import JobMetrics, SubtaskMetrics
 from lockgate.engine.partitioning import key_group_for, stable_hash, subtask_for_key_group
 from lockgate.engine.planning import ExecutionPlan, OperatorChain
+from lockgate.engine.restart import RestartStrategy
 from lockgate.engine.run import run
-from lockgate.engine.sinks import Sink, SinkContext, SinkWriter
+from lockgate.engine.sinks import (
+    Sink,
+    SinkContext,
+    SinkWriter,
+    TwoPhaseCommitSink,
+    TwoPhaseCommitWriter,
+)
 from lockgate.engine.sources import Source, SourceContext, SourceReader, SourceSplit
 from lockgate.engine.state import ValueState, ValueStateDescriptor
 from lockgate.engine.stream import DataStream, DataStreamSink, KeyedStream
 
 __all__ = [
+    "CheckpointConfig",
+    "CheckpointError",
+    "CheckpointFailureReason",
+    "CheckpointStorage",
+    "CheckpointingMode",
+    "CompletedCheckpoint",
+    "FileSystemCheckpointStorage",
+    "MemoryCheckpointStorage",
+    "RestartStrategy",
+    "RestoreError",
+    "TwoPhaseCommitSink",
+    "TwoPhaseCommitWriter",
     "CheckpointBarrier",
     "Clock",
     "DataStream",

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import anyio
 
+from lockgate.engine.checkpointing.completed import CompletedCheckpoint
 from lockgate.engine.clock import Clock
 from lockgate.engine.job_status import JobStatus
 from lockgate.engine.metrics import JobMetrics
@@ -53,6 +54,11 @@ class JobClient:
     def metrics(self) -> JobMetrics:
         """Return every subtask's counters now."""
         return self._master.metrics()
+
+    async def trigger_checkpoint(self) -> CompletedCheckpoint:
+        """Take a checkpoint now and return it once complete; raise ``CheckpointError`` if not."""
+        ticket = await self._master.trigger_checkpoint()
+        return await ticket.wait()
 
     def cancel(self) -> None:
         """Cancel the job; ``wait`` then returns a result with status ``CANCELED``."""

@@ -9,18 +9,24 @@ from typing import Any, TypeVar
 
 import anyio
 
+from lockgate.engine.checkpointing.config import CheckpointConfig, CheckpointingMode
+from lockgate.engine.checkpointing.metadata import CheckpointMetadata
+from lockgate.engine.checkpointing.storage import CheckpointStorage, storage_for
 from lockgate.engine.client import JobClient, JobResult
 from lockgate.engine.clock import Clock, SystemClock
+from lockgate.engine.errors import RestoreError
 from lockgate.engine.graph import Edge, JobGraph, OperatorKind, OperatorNode, Partitioning
 from lockgate.engine.planning import ExecutionPlan, plan_job
+from lockgate.engine.restart import RestartStrategy
 from lockgate.engine.runtime.deployment import RuntimeOptions
-from lockgate.engine.runtime.job_master import JobMaster
+from lockgate.engine.runtime.job_master import JobMaster, JobSettings
 from lockgate.engine.sources import Source
 from lockgate.engine.stream import DataStream
 
 __all__ = ["StreamEnvironment"]
 
 T = TypeVar("T")
+RestoreFrom = str | CheckpointMetadata | None
 
 
 class StreamEnvironment:
@@ -37,7 +43,12 @@ class StreamEnvironment:
         clock: where time is read; a ``ManualClock`` or a simulator's clock in tests.
 
     The graph is validated when a job is planned, started or executed, before any record
-    flows. The same environment can run its graph again.
+    flows. The same environment can run its graph again, also from one of its checkpoints.
+
+    Checkpointing is configured with ``enable_checkpointing``; a bounded job always ends with
+    a final checkpoint, so that transactional sinks commit everything before it reports
+    success. Without checkpointing a failed job is not restarted; with it, the default
+    restart strategy is ``RestartStrategy.exponential_delay()`` (as in Flink 1.19+).
     """
 
     def __init__(
@@ -57,8 +68,49 @@ class StreamEnvironment:
         self.channel_capacity = channel_capacity
         self.buffer_timeout = buffer_timeout
         self.clock: Clock = clock or SystemClock()
+        self.checkpoint_config = CheckpointConfig()
+        self.checkpoint_storage: CheckpointStorage = storage_for(None)
+        self.restart_strategy: RestartStrategy | None = None
         self._graph = JobGraph(max_parallelism)
         self._ids = itertools.count()
+
+    def enable_checkpointing(
+        self,
+        interval: float | None = None,
+        *,
+        mode: CheckpointingMode = CheckpointingMode.EXACTLY_ONCE,
+        timeout: float = 600.0,
+        min_pause: float = 0.0,
+        max_concurrent: int = 1,
+        tolerable_failures: int = 3,
+        max_retained: int = 1,
+    ) -> None:
+        """Take a checkpoint every ``interval`` seconds; see ``CheckpointConfig`` for the rest."""
+        self.checkpoint_config = CheckpointConfig(
+            interval=interval,
+            mode=mode,
+            timeout=timeout,
+            min_pause=min_pause,
+            max_concurrent=max_concurrent,
+            tolerable_failures=tolerable_failures,
+            max_retained=max_retained,
+        )
+
+    def set_checkpoint_storage(self, storage: str | CheckpointStorage) -> None:
+        """Keep checkpoints at ``storage``: ``"memory://"`` (default) or ``"file:///path"``."""
+        self.checkpoint_storage = storage_for(storage) if isinstance(storage, str) else storage
+
+    def set_restart_strategy(self, strategy: RestartStrategy) -> None:
+        """Restart failed attempts as ``strategy`` says."""
+        self.restart_strategy = strategy
+
+    def set_state_backend(self, backend: str) -> None:
+        """Choose where state lives; ``"memory"`` today (``"rocksdb"`` comes with its extra)."""
+        if backend != "memory":
+            raise ValueError(
+                f"state backend '{backend}' is not available; use 'memory' (the RocksDB backend "
+                "comes with the 'rocksdb' extra in a later release)"
+            )
 
     def from_source(
         self,
@@ -77,26 +129,29 @@ class StreamEnvironment:
         self._graph.max_parallelism = self.max_parallelism
         return plan_job(self._graph)
 
-    async def execute(self, name: str = "job") -> JobResult:
-        """Run the job to its end and return its result; raise its error if it fails."""
-        async with self.start(name) as job:
+    async def execute(self, name: str = "job", *, restore_from: RestoreFrom = None) -> JobResult:
+        """Run the job to its end and return its result; raise its error if it fails.
+
+        ``restore_from`` starts the job from a checkpoint of the same storage: its location
+        (as ``CompletedCheckpoint.location`` gives it), ``"latest"`` for the newest completed
+        checkpoint of a job with this name, or its ``CheckpointMetadata``.
+        """
+        async with self.start(name, restore_from=restore_from) as job:
             return await job.wait()
 
     @asynccontextmanager
-    async def start(self, name: str = "job") -> AsyncIterator[JobClient]:
+    async def start(
+        self, name: str = "job", *, restore_from: RestoreFrom = None
+    ) -> AsyncIterator[JobClient]:
         """Start the job and yield its ``JobClient`` at once.
 
         Leaving the block cancels the job if it is still running, and raises the job's
         error if it failed and ``wait`` did not already raise it.
         """
-        options = RuntimeOptions(
-            self.batch_size,
-            self.channel_capacity,
-            self.buffer_timeout,
-            self.max_parallelism,
-            self.clock,
+        master = JobMaster(
+            name, self.plan(), self._runtime_options(), await self._settings(name, restore_from)
         )
-        client = JobClient(JobMaster(name, self.plan(), options), self.clock)
+        client = JobClient(master, self.clock)
         body_error: Exception | None = None
         async with anyio.create_task_group() as group:
             group.start_soon(client.run)
@@ -110,6 +165,42 @@ class StreamEnvironment:
             raise body_error
         if client.failure is not None and not client.error_observed:
             raise client.failure
+
+    def _runtime_options(self) -> RuntimeOptions:
+        return RuntimeOptions(
+            self.batch_size,
+            self.channel_capacity,
+            self.buffer_timeout,
+            self.max_parallelism,
+            self.clock,
+            self.checkpoint_config.mode,
+        )
+
+    async def _settings(self, name: str, restore_from: RestoreFrom) -> JobSettings:
+        strategy = self.restart_strategy or (
+            RestartStrategy.exponential_delay()
+            if self.checkpoint_config.interval is not None
+            else RestartStrategy.none()
+        )
+        return JobSettings(
+            self.checkpoint_config,
+            self.checkpoint_storage,
+            strategy,
+            await self._resolve(name, restore_from),
+        )
+
+    async def _resolve(self, name: str, restore_from: RestoreFrom) -> CheckpointMetadata | None:
+        if restore_from is None or isinstance(restore_from, CheckpointMetadata):
+            return restore_from
+        if restore_from != "latest":
+            return await self.checkpoint_storage.read_metadata(restore_from)
+        latest = await self.checkpoint_storage.latest(name)
+        if latest is None:
+            raise RestoreError(
+                f"job '{name}' has no completed checkpoint in {self.checkpoint_storage!r}; "
+                "start it without restore_from, or point the storage at its checkpoints"
+            )
+        return latest
 
     def _add_operator(
         self,

@@ -4,15 +4,28 @@
 EngineError
 ├── GraphError            the job graph is invalid; raised when it is built, before any record flows
 ├── JobError              a running job failed
-│   └── OperatorError     a user function raised; names the operator uid and subtask,
-│                         the user's exception is __cause__
+│   ├── OperatorError     a user function raised; names the operator uid and subtask,
+│   │                     the user's exception is __cause__
+│   └── CheckpointError   a checkpoint failed (its id and CheckpointFailureReason); raised by
+│                         trigger_checkpoint(), and fails the job past tolerable_failures
+├── RestoreError          a checkpoint cannot be restored into this job (names the uid)
 └── SourceError           a source cannot do what was asked (bad split, bad position)
 ```
 """
 
 from __future__ import annotations
 
-__all__ = ["EngineError", "GraphError", "JobError", "OperatorError", "SourceError"]
+from typing import Any
+
+__all__ = [
+    "CheckpointError",
+    "EngineError",
+    "GraphError",
+    "JobError",
+    "OperatorError",
+    "RestoreError",
+    "SourceError",
+]
 
 
 class EngineError(Exception):
@@ -45,6 +58,34 @@ class OperatorError(JobError):
         self.uid = uid
         self.subtask_index = subtask_index
         self.parallelism = parallelism
+
+
+class CheckpointError(JobError):
+    """A checkpoint did not complete.
+
+    Attributes:
+        checkpoint_id: the checkpoint that failed.
+        reason: a ``CheckpointFailureReason``.
+    """
+
+    def __init__(
+        self,
+        checkpoint_id: int,
+        reason: Any,
+        error: BaseException | None = None,
+        *,
+        message: str | None = None,
+    ) -> None:
+        detail = message or f"{reason.value}" + (f": {error!r}" if error else "")
+        super().__init__(f"checkpoint {checkpoint_id} failed: {detail}")
+        self.checkpoint_id = checkpoint_id
+        self.reason = reason
+        if error is not None:
+            self.__cause__ = error
+
+
+class RestoreError(EngineError):
+    """A checkpoint or savepoint cannot be restored into this job; says what to change."""
 
 
 class SourceError(EngineError):

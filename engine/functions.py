@@ -3,23 +3,55 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Generic, TypeVar
+from dataclasses import dataclass, field
+from typing import Any, Generic, Protocol, TypeVar, overload, runtime_checkable
 
 from lockgate.engine.clock import Clock
-from lockgate.engine.state import KeyedStateStore, ValueState, ValueStateDescriptor
+from lockgate.engine.state import (
+    AggregateFunction,
+    AggregatingState,
+    AggregatingStateDescriptor,
+    KeyedStateStore,
+    ListState,
+    ListStateDescriptor,
+    MapState,
+    MapStateDescriptor,
+    OperatorStateStore,
+    ReducingState,
+    ReducingStateDescriptor,
+    StateDescriptor,
+    ValueState,
+    ValueStateDescriptor,
+)
 
-__all__ = ["KeyedProcessFunction", "ProcessContext", "RuntimeContext"]
+__all__ = [
+    "AggregateFunction",
+    "CheckpointedFunction",
+    "FunctionInitializationContext",
+    "FunctionSnapshotContext",
+    "KeyedProcessFunction",
+    "ProcessContext",
+    "RuntimeContext",
+]
 
 K = TypeVar("K")
 I = TypeVar("I")  # noqa: E741 - Flink's name for the input type
 O = TypeVar("O")  # noqa: E741 - Flink's name for the output type
 V = TypeVar("V")
+UK = TypeVar("UK")
+UV = TypeVar("UV")
+IN = TypeVar("IN")
+ACC = TypeVar("ACC")
+OUT = TypeVar("OUT")
 
 
 @dataclass(frozen=True, eq=False)
 class RuntimeContext:
-    """What a function learns at ``open``: where it runs, and access to its keyed state."""
+    """What a function learns at ``open``: where it runs, and access to its state.
+
+    Keyed state handles (``get_state`` and its aliases) read and write the state of the key
+    of the record being processed; ``operator_state`` is the subtask's non-keyed state.
+    """
 
     uid: str
     subtask_index: int
@@ -27,10 +59,85 @@ class RuntimeContext:
     max_parallelism: int
     clock: Clock
     keyed_state: KeyedStateStore
+    operator_state: OperatorStateStore = field(default_factory=OperatorStateStore)
 
-    def get_state(self, descriptor: ValueStateDescriptor[V]) -> ValueState[V]:
-        """Return the ``ValueState`` that ``descriptor`` declares, scoped to the current key."""
-        return self.keyed_state.value_state(descriptor)
+    @overload
+    def get_state(self, descriptor: ValueStateDescriptor[V]) -> ValueState[V]: ...
+    @overload
+    def get_state(self, descriptor: ListStateDescriptor[V]) -> ListState[V]: ...
+    @overload
+    def get_state(self, descriptor: MapStateDescriptor[UK, UV]) -> MapState[UK, UV]: ...
+    @overload
+    def get_state(self, descriptor: ReducingStateDescriptor[V]) -> ReducingState[V]: ...
+    @overload
+    def get_state(
+        self, descriptor: AggregatingStateDescriptor[IN, ACC, OUT]
+    ) -> AggregatingState[IN, OUT]: ...
+    def get_state(self, descriptor: StateDescriptor) -> Any:
+        """Return the keyed state that ``descriptor`` declares, scoped to the current key.
+
+        Raises:
+            ValueError: the name was declared before with another descriptor.
+        """
+        return self.keyed_state.get_state(descriptor)  # type: ignore[call-overload]
+
+    def get_list_state(self, descriptor: ListStateDescriptor[V]) -> ListState[V]:
+        """Return the keyed ``ListState`` that ``descriptor`` declares (PyFlink's name)."""
+        return self.keyed_state.get_state(descriptor)
+
+    def get_map_state(self, descriptor: MapStateDescriptor[UK, UV]) -> MapState[UK, UV]:
+        """Return the keyed ``MapState`` that ``descriptor`` declares (PyFlink's name)."""
+        return self.keyed_state.get_state(descriptor)
+
+    def get_reducing_state(self, descriptor: ReducingStateDescriptor[V]) -> ReducingState[V]:
+        """Return the keyed ``ReducingState`` that ``descriptor`` declares (PyFlink's name)."""
+        return self.keyed_state.get_state(descriptor)
+
+    def get_aggregating_state(
+        self, descriptor: AggregatingStateDescriptor[IN, ACC, OUT]
+    ) -> AggregatingState[IN, OUT]:
+        """Return the keyed ``AggregatingState`` that ``descriptor`` declares (PyFlink's name)."""
+        return self.keyed_state.get_state(descriptor)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FunctionInitializationContext:
+    """What ``CheckpointedFunction.initialize_state`` is given.
+
+    Attributes:
+        operator_state_store: the subtask's operator state, restored if ``is_restored``.
+        keyed_state_store: the subtask's keyed state, or ``None`` on a non-keyed stream.
+        is_restored: whether the state comes from a checkpoint or savepoint.
+    """
+
+    operator_state_store: OperatorStateStore
+    keyed_state_store: KeyedStateStore | None
+    is_restored: bool
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionSnapshotContext:
+    """What ``CheckpointedFunction.snapshot_state`` is given: the checkpoint being taken."""
+
+    checkpoint_id: int
+
+
+@runtime_checkable
+class CheckpointedFunction(Protocol):
+    """A function that keeps state of its own and writes it into managed state (Flink's).
+
+    ``initialize_state`` runs once per subtask before ``open``, on a fresh start and on a
+    restore (``context.is_restored``): declare operator (or keyed) state there and read what
+    was restored. ``snapshot_state`` runs at each checkpoint barrier, just before the
+    operator's state is copied: write into state whatever the function holds elsewhere, so
+    the checkpoint holds exactly the function's state at the barrier.
+    """
+
+    def initialize_state(self, context: FunctionInitializationContext) -> None:
+        """Declare state and load what was restored; called before ``open``."""
+
+    def snapshot_state(self, context: FunctionSnapshotContext) -> None:
+        """Bring the state up to date for checkpoint ``context.checkpoint_id``."""
 
 
 class ProcessContext(Generic[K]):
@@ -50,9 +157,10 @@ class KeyedProcessFunction(Generic[K, I, O]):
     """A function over a keyed stream with per-key state.
 
     ``open`` runs once per subtask before the first record: declare state there with
-    ``context.get_state(ValueStateDescriptor(...))``. ``process_element`` runs for each
-    record with the state scoped to the record's key, and returns (or yields) the records to
-    emit; returning ``None`` emits nothing. ``close`` runs once at the end.
+    ``context.get_state(ValueStateDescriptor(...))`` or another keyed state descriptor.
+    ``process_element`` runs for each record with the state scoped to the record's key, and
+    returns (or yields) the records to emit; returning ``None`` emits nothing. ``close`` runs
+    once at the end.
     """
 
     def open(self, context: RuntimeContext) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = ["JobMetrics", "SubtaskMetrics"]
 
@@ -36,10 +37,17 @@ class SubtaskMetrics:
 
 @dataclass(frozen=True, slots=True)
 class JobMetrics:
-    """The metrics of every subtask of a job, chain by chain."""
+    """The metrics of every subtask of a job, chain by chain, and its checkpoint statistics.
+
+    ``checkpoints`` is a ``CheckpointStatistics`` snapshot: per checkpoint its trigger time,
+    duration, bytes, per-subtask acknowledgement delay, alignment and start delay, and why it
+    failed. ``attempt`` counts restarts (0 for the first attempt).
+    """
 
     job_name: str
     subtasks: tuple[SubtaskMetrics, ...]
+    checkpoints: Any = None
+    attempt: int = 0
 
     def of(self, uid: str) -> tuple[SubtaskMetrics, ...]:
         """The subtasks that run operator ``uid``."""

@@ -7,8 +7,9 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from lockgate.engine.clock import Clock
+from lockgate.engine.transactions import TransactionLog
 
-__all__ = ["Sink", "SinkContext", "SinkWriter"]
+__all__ = ["Sink", "SinkContext", "SinkWriter", "TwoPhaseCommitSink", "TwoPhaseCommitWriter"]
 
 T = TypeVar("T")
 
@@ -47,6 +48,16 @@ class SinkWriter(ABC, Generic[T]):
     async def write(self, records: list[T]) -> None:
         """Write a batch of records; waiting here backpressures the job."""
 
+    async def snapshot_state(self, checkpoint_id: int) -> list[Any]:
+        """Return the items to store for checkpoint ``checkpoint_id`` (pre-commit here)."""
+        return []
+
+    async def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
+        """Checkpoint ``checkpoint_id`` and every one before it are complete."""
+
+    async def notify_checkpoint_aborted(self, checkpoint_id: int) -> None:
+        """Checkpoint ``checkpoint_id`` will never complete."""
+
     async def finish(self) -> None:
         """Make everything written durable: the input has ended and nothing more will come."""
 
@@ -60,3 +71,154 @@ class Sink(ABC, Generic[T]):
     @abstractmethod
     def create_writer(self, context: SinkContext) -> SinkWriter[T]:
         """Return the writer for one subtask."""
+
+
+Txn = TypeVar("Txn")
+
+
+class TwoPhaseCommitSink(Sink[T], Generic[T, Txn]):
+    """A sink that writes into transactions and commits them when checkpoints complete.
+
+    Flink's ``TwoPhaseCommitSinkFunction``. Each subtask's writer keeps one transaction open
+    and writes every record into it. When the subtask snapshots checkpoint n it pre-commits
+    that transaction (phase one: flush it so it can no longer fail to commit), remembers it
+    under n, and begins the next one. When checkpoint n completes it commits, in checkpoint
+    order, every transaction pre-committed at or before n (phase two). Records therefore
+    become visible exactly once, and only once a checkpoint holding them is durable.
+
+    The subsuming contract: completing n implies every checkpoint before n, so a missed or
+    late notification loses nothing; an aborted checkpoint's transaction stays pending and is
+    committed with the next checkpoint that completes. After a failure the writers of the
+    next attempt get the transactions recorded in the restored checkpoint: they call
+    ``recover_and_commit`` on each pre-committed one (it may have been committed already, so
+    ``commit`` must be idempotent) and ``recover_and_abort`` on each that was open.
+
+    Subclasses decide what a transaction is; it must be plain, picklable data (a transaction
+    id, a temporary file name), because it is stored in checkpoints and may be restored in
+    another process. Fence ids with ``SinkContext.job_name``, ``attempt`` and
+    ``subtask_index`` so that attempts never share a transaction.
+    """
+
+    def create_writer(self, context: SinkContext) -> TwoPhaseCommitWriter[T, Txn]:
+        """Return the engine's writer, which drives this sink's transactions."""
+        return TwoPhaseCommitWriter(self, context)
+
+    @abstractmethod
+    async def begin_transaction(self, context: SinkContext) -> Txn:
+        """Start a transaction for the subtask of ``context`` and return it."""
+
+    @abstractmethod
+    async def write(self, txn: Txn, records: list[T]) -> None:
+        """Write ``records`` into the open transaction ``txn``."""
+
+    @abstractmethod
+    async def pre_commit(self, txn: Txn) -> None:
+        """Flush ``txn`` so that a later ``commit`` cannot fail; nothing is written to it after."""
+
+    @abstractmethod
+    async def commit(self, txn: Txn) -> None:
+        """Make the records of the pre-committed ``txn`` visible; a second call does nothing."""
+
+    @abstractmethod
+    async def abort(self, txn: Txn) -> None:
+        """Discard ``txn`` and the records written to it."""
+
+    async def recover_and_commit(self, txn: Txn) -> None:
+        """Commit a pre-committed ``txn`` restored from a checkpoint; by default ``commit``."""
+        await self.commit(txn)
+
+    async def recover_and_abort(self, txn: Txn) -> None:
+        """Abort a ``txn`` restored as open from a checkpoint; by default ``abort``."""
+        await self.abort(txn)
+
+
+class TwoPhaseCommitWriter(SinkWriter[T], Generic[T, Txn]):
+    """The writer of one subtask of a ``TwoPhaseCommitSink``: its checkpoint hooks drive it.
+
+    Invariant: between ``open`` and ``close`` exactly one transaction is open (none once
+    ``finish`` was followed by the final snapshot); every record written goes into it, and
+    the transactions it pre-committed are committed only by a completed checkpoint at or
+    after theirs, each once, oldest first.
+    """
+
+    def __init__(self, sink: TwoPhaseCommitSink[T, Txn], context: SinkContext) -> None:
+        self._sink = sink
+        self._context = context
+        self._log: TransactionLog[Txn] = TransactionLog()
+        self._finished = False
+
+    @property
+    def transactions(self) -> TransactionLog[Txn]:
+        """The log of this writer's open and pending transactions (read it; do not change it)."""
+        return self._log
+
+    async def open(self) -> None:
+        """Recover the transactions of the restored checkpoint, then begin a transaction."""
+        restored: TransactionLog[Txn] = TransactionLog.from_state(self._context.restored_state)
+        for _, txn in restored.pending:
+            await self._sink.recover_and_commit(txn)
+        for txn in restored.lingering:
+            await self._sink.recover_and_abort(txn)
+        await self._begin()
+
+    async def write(self, records: list[T]) -> None:
+        """Write ``records`` into the open transaction."""
+        await self._sink.write(self._open_transaction(), records)
+
+    async def snapshot_state(self, checkpoint_id: int) -> list[Any]:
+        """Pre-commit the open transaction for ``checkpoint_id``, begin the next one.
+
+        Returns the transaction log as state items: plain data, one item per transaction.
+        After ``finish`` no new transaction begins: the input has ended.
+        """
+        if self._log.current is not None or not self._finished:
+            txn = self._open_transaction()
+            await self._sink.pre_commit(txn)
+            self._log.pre_commit(checkpoint_id, txn)
+        if not self._finished:
+            await self._begin()
+        return self._log.to_state()
+
+    async def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
+        """Commit every transaction pre-committed at or before ``checkpoint_id``, oldest first.
+
+        A late notification for an older checkpoint finds nothing new to commit.
+        """
+        for pending_id, txn in self._log.committable_up_to(checkpoint_id):
+            await self._sink.commit(txn)
+            self._log.mark_committed(pending_id)
+
+    async def notify_checkpoint_aborted(self, checkpoint_id: int) -> None:
+        """Keep the transaction of ``checkpoint_id`` pending: a later checkpoint commits it."""
+
+    async def finish(self) -> None:
+        """Note that the input ended: the final snapshot begins no new transaction."""
+        self._finished = True
+
+    async def close(self) -> None:
+        """Abort the open transaction, never pre-committed; pending ones stay for recovery."""
+        txn = self._log.current
+        if txn is not None:
+            await self._sink.abort(txn)
+            self._log.mark_aborted()
+
+    async def _begin(self) -> None:
+        self._log.begin(await self._sink.begin_transaction(self._context))
+
+    def _open_transaction(self) -> Txn:
+        txn = self._log.current
+        if txn is None:
+            context = self._context
+            raise RuntimeError(
+                f"sink '{context.uid}' (subtask {context.subtask_index + 1}/"
+                f"{context.parallelism}) has no open transaction: it was not opened, or it "
+                "was closed or finished; call open() before writing"
+            )
+        return txn
+
+    def __repr__(self) -> str:
+        context = self._context
+        return (
+            f"<TwoPhaseCommitWriter '{context.uid}' subtask {context.subtask_index + 1}/"
+            f"{context.parallelism} {self._log!r}>"
+        )

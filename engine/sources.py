@@ -60,6 +60,9 @@ class SourceReader(ABC, Generic[T]):
     def snapshot_splits(self) -> list[SourceSplit]:
         """Return every assigned split with the position after the last record returned."""
 
+    async def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
+        """Checkpoint ``checkpoint_id`` is complete (e.g. acknowledge input up to it)."""
+
     async def close(self) -> None:
         """Release resources; called once, also after a failure."""
 

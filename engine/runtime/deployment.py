@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-from lockgate.actors import Channel, Doorbell
+from lockgate.actors import ActorRef, Channel, Doorbell
+from lockgate.engine.checkpointing.config import CheckpointingMode
+from lockgate.engine.checkpointing.snapshots import SINK_STATE, SPLITS_STATE, OperatorSnapshot
+from lockgate.engine.checkpointing.storage import CheckpointStorage
 from lockgate.engine.clock import Clock
 from lockgate.engine.events import ChannelItem, item_size
 from lockgate.engine.graph import OperatorKind, Partitioning
@@ -17,16 +21,18 @@ from lockgate.engine.partitioning import (
     RebalancePartitioner,
 )
 from lockgate.engine.planning import ChainEdge, ExecutionPlan, OperatorChain
+from lockgate.engine.runtime.barrier_aligner import AlignmentMode, BarrierAligner
 from lockgate.engine.runtime.gates import InputGate, OutputGate, OutputPartition
 from lockgate.engine.runtime.heads import GateHead, Head, SourceHead
 from lockgate.engine.runtime.operators import create_operator
 from lockgate.engine.runtime.scope import OperatorScope
 from lockgate.engine.runtime.subtask import SubtaskActor, SubtaskSettings
+from lockgate.engine.runtime.subtask_checkpointer import CheckpointContext, SubtaskCheckpointer
 from lockgate.engine.runtime.tails import GateTail, SinkTail, Tail
 from lockgate.engine.sinks import Sink, SinkContext
 from lockgate.engine.sources import Source, SourceContext, SourceSplit, assign_splits
 
-__all__ = ["Deployment", "RuntimeOptions", "deploy"]
+__all__ = ["Attempt", "Deployment", "RuntimeOptions", "deploy"]
 
 ChannelKey = tuple[int, int, int]  # edge id, upstream subtask, downstream subtask
 
@@ -40,6 +46,27 @@ class RuntimeOptions:
     buffer_timeout: float
     max_parallelism: int
     clock: Clock
+    mode: CheckpointingMode = CheckpointingMode.EXACTLY_ONCE
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """One run of a job: its number, where it checkpoints, and the state it starts from.
+
+    ``restored`` maps an operator uid to its state for each of its new subtasks, already
+    redistributed to the operator's parallelism.
+    """
+
+    job_name: str
+    number: int
+    storage: CheckpointStorage
+    coordinator: ActorRef[Any]
+    restored: Mapping[str, list[OperatorSnapshot]] = field(default_factory=dict)
+
+    def state_of(self, uid: str, index: int) -> OperatorSnapshot | None:
+        """The restored state of operator ``uid`` in subtask ``index``, if any."""
+        snapshots = self.restored.get(uid)
+        return None if snapshots is None else snapshots[index]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +77,7 @@ class Deployment:
     channels: dict[ChannelKey, Channel[ChannelItem]]
 
 
-def deploy(plan: ExecutionPlan, options: RuntimeOptions) -> Deployment:
+def deploy(plan: ExecutionPlan, options: RuntimeOptions, attempt: Attempt) -> Deployment:
     """Create every channel and subtask actor of ``plan`` (nothing runs yet)."""
     doorbells = {
         (chain.chain_id, index): Doorbell()
@@ -58,7 +85,7 @@ def deploy(plan: ExecutionPlan, options: RuntimeOptions) -> Deployment:
         for index in range(chain.parallelism)
     }
     channels = _channels(plan, options, doorbells)
-    builder = _SubtaskBuilder(plan, options, channels)
+    builder = _SubtaskBuilder(plan, options, attempt, channels)
     subtasks = tuple(
         (builder.build(chain, index), doorbells[chain.chain_id, index])
         for chain in plan.chains
@@ -89,10 +116,12 @@ class _SubtaskBuilder:
         self,
         plan: ExecutionPlan,
         options: RuntimeOptions,
+        attempt: Attempt,
         channels: dict[ChannelKey, Channel[ChannelItem]],
     ) -> None:
         self.plan = plan
         self.options = options
+        self.attempt = attempt
         self.channels = channels
 
     def build(self, chain: OperatorChain, index: int) -> SubtaskActor:
@@ -101,15 +130,36 @@ class _SubtaskBuilder:
             chain, index, options.max_parallelism, options.buffer_timeout, options.clock
         )
         middle = [node for node in chain.operators if node.kind not in _ENDS]
-        operators = [create_operator(node) for node in middle]
-        return SubtaskActor(settings, self._head(chain, index), operators, self._tail(chain, index))
+        operators = [
+            create_operator(node, self.attempt.state_of(node.uid, index)) for node in middle
+        ]
+        checkpointer = SubtaskCheckpointer(
+            CheckpointContext(
+                self.attempt.job_name,
+                settings.subtask_id,
+                self.attempt.storage,
+                self.attempt.coordinator,
+                options.max_parallelism,
+                options.clock,
+            )
+        )
+        head, tail = self._head(chain, index), self._tail(chain, index)
+        return SubtaskActor(settings, head, operators, tail, checkpointer)
 
     def _head(self, chain: OperatorChain, index: int) -> Head:
         head = chain.head
         if head.kind is not OperatorKind.SOURCE:
-            return GateHead(InputGate(self._inputs(chain, index)))
+            inputs = self._inputs(chain, index)
+            mode = _ALIGNMENT[self.options.mode]
+            aligner = BarrierAligner(len(inputs), mode=mode)
+            return GateHead(InputGate(inputs, aligner, self.options.clock))
         source: Source[Any] = head.function
-        splits = assign_splits(source.create_splits(chain.parallelism), index, chain.parallelism)
+        restored = self.attempt.state_of(head.uid, index)
+        if restored is None:
+            all_splits = source.create_splits(chain.parallelism)
+            splits = assign_splits(all_splits, index, chain.parallelism)
+        else:  # a subtask that had no splits left nothing to restore: it reads nothing
+            splits = list(restored.lists.get(SPLITS_STATE, []))
         return self._source_head(chain, index, source, splits)
 
     def _source_head(
@@ -127,7 +177,16 @@ class _SubtaskBuilder:
         tail = chain.tail
         if tail.kind is OperatorKind.SINK:
             sink: Sink[Any] = tail.function
-            context = SinkContext(tail.uid, index, chain.parallelism, self.options.clock)
+            restored = self.attempt.state_of(tail.uid, index)
+            context = SinkContext(
+                tail.uid,
+                index,
+                chain.parallelism,
+                self.options.clock,
+                restored_state=tuple(restored.lists.get(SINK_STATE, ())) if restored else (),
+                job_name=self.attempt.job_name,
+                attempt=self.attempt.number,
+            )
             return SinkTail(
                 sink.create_writer(context), OperatorScope(tail.uid, index, chain.parallelism)
             )
@@ -160,3 +219,7 @@ class _SubtaskBuilder:
 
 
 _ENDS = (OperatorKind.SOURCE, OperatorKind.SINK)
+_ALIGNMENT = {
+    CheckpointingMode.EXACTLY_ONCE: AlignmentMode.ALIGNED,
+    CheckpointingMode.AT_LEAST_ONCE: AlignmentMode.AT_LEAST_ONCE,
+}

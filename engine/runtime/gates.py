@@ -2,44 +2,65 @@
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeAlias
 
 from lockgate.actors import Channel, MailboxEmpty, MailboxFull
 from lockgate.engine.clock import Clock
-from lockgate.engine.events import ChannelItem, EndOfInput, Event
+from lockgate.engine.events import ChannelItem, CheckpointBarrier, EndOfInput, Event
 from lockgate.engine.partitioning import Partitioner
+from lockgate.engine.runtime.barrier_aligner import BarrierAligner, Decision
 
-__all__ = ["InputGate", "OutputGate", "OutputPartition"]
+__all__ = ["GateItem", "InputGate", "OutputGate", "OutputPartition"]
+
+GateItem: TypeAlias = list[Any] | EndOfInput | Decision
 
 
 class InputGate:
     """Reads a subtask's input channels fairly, one item at a time, without waiting.
 
-    ``poll`` returns the next batch or event from the channels in turn, or ``None`` when none
-    has anything; the subtask then waits on the doorbell its channels ring. ``EndOfInput``
-    is returned once, after every channel has delivered its own.
+    ``poll`` returns the next batch from the channels in turn, a ``TriggerSnapshot`` or
+    ``AbortCheckpoint`` decision of the ``BarrierAligner`` when barriers call for one, or
+    ``None`` when no channel it may read has anything; the subtask then waits on the doorbell
+    its channels ring. Channels the aligner blocks are not read. ``EndOfInput`` is returned
+    once, after every channel has delivered its own.
     """
 
-    def __init__(self, channels: Sequence[Channel[ChannelItem]]) -> None:
+    def __init__(
+        self,
+        channels: Sequence[Channel[ChannelItem]],
+        aligner: BarrierAligner,
+        clock: Clock,
+    ) -> None:
         self.channels = list(channels)
-        self._live = list(channels)
+        self.aligner = aligner
+        self.clock = clock
+        self.alignment_started_at: dict[int, float] = {}
+        self._live = list(enumerate(channels))
         self._next = 0
+        self._blocked: frozenset[int] = frozenset()
+        self._decisions: deque[GateItem] = deque()
 
-    def poll(self) -> ChannelItem | None:
-        """Return the next item of some channel, or ``None`` if all are empty for now."""
-        live = self._live
+    def poll(self) -> GateItem | None:
+        """Return the next batch or decision, or ``None`` if nothing is ready for now."""
+        if self._decisions:
+            return self._decisions.popleft()
+        live, blocked = self._live, self._blocked
         count = len(live)
         for step in range(count):
-            index = (self._next + step) % count
+            position = (self._next + step) % count
+            index, channel = live[position]
+            if blocked and index in blocked:
+                continue
             try:
-                item = live[index].receive_nowait()
+                item = channel.receive_nowait()
             except MailboxEmpty:
                 continue
-            self._next = index + 1
-            if type(item) is EndOfInput:
-                return self._end_channel(index)
-            return item
+            self._next = position + 1
+            if type(item) is list:
+                return item
+            return self._on_event(position, index, item)
         return None
 
     @property
@@ -52,10 +73,25 @@ class InputGate:
         """The records the input channels can hold together."""
         return sum(channel.capacity for channel in self.channels)
 
-    def _end_channel(self, index: int) -> ChannelItem | None:
-        del self._live[index]
-        self._next = index
-        return EndOfInput() if not self._live else self.poll()
+    def _on_event(self, position: int, index: int, event: ChannelItem) -> GateItem | None:
+        if type(event) is CheckpointBarrier:
+            self._note_alignment_start(event)
+            self._decide(self.aligner.on_barrier(index, event))
+        elif type(event) is EndOfInput:
+            del self._live[position]
+            self._next = position
+            self._decide(self.aligner.on_end_of_input(index))
+            if not self._live:
+                self._decisions.append(EndOfInput())
+        return self.poll()
+
+    def _note_alignment_start(self, barrier: CheckpointBarrier) -> None:
+        if barrier.checkpoint_id > self.aligner.last_triggered:
+            self.alignment_started_at.setdefault(barrier.checkpoint_id, self.clock.now())
+
+    def _decide(self, decisions: list[Decision]) -> None:
+        self._decisions.extend(decisions)
+        self._blocked = self.aligner.blocked_channels
 
 
 class OutputPartition:
@@ -85,6 +121,7 @@ class OutputGate:
         self.records_out = 0
         self.backpressured_time = 0.0
         self.buffered_since: float | None = None
+        self.ended = False
 
     async def emit(self, records: list[Any]) -> None:
         """Route records into the channel buffers and send every buffer that became full."""
@@ -109,7 +146,9 @@ class OutputGate:
         self.buffered_since = None
 
     async def broadcast_event(self, event: Event) -> None:
-        """Flush, then send ``event`` on every channel."""
+        """Flush, then send ``event`` on every channel (nothing once the output ended)."""
+        if self.ended:
+            return
         await self.flush()
         for partition in self.partitions:
             for channel in partition.channels:
@@ -118,6 +157,7 @@ class OutputGate:
     async def end_input(self) -> None:
         """Flush, send ``EndOfInput`` on every channel, and close them."""
         await self.broadcast_event(EndOfInput())
+        self.ended = True
         for partition in self.partitions:
             for channel in partition.channels:
                 channel.close()

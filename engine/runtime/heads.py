@@ -7,8 +7,10 @@ from typing import Any, Protocol
 from anyio.abc import TaskGroup
 
 from lockgate.actors import Doorbell, EndOfMailbox, Mailbox, MailboxEmpty
-from lockgate.engine.events import ChannelItem, EndOfInput
-from lockgate.engine.runtime.gates import InputGate
+from lockgate.engine.checkpointing.snapshots import SPLITS_STATE
+from lockgate.engine.events import EndOfInput
+from lockgate.engine.runtime.gates import GateItem, InputGate
+from lockgate.engine.runtime.operators import StateCapture
 from lockgate.engine.runtime.scope import OperatorScope
 from lockgate.engine.sources import SourceReader, SourceSplit
 
@@ -24,11 +26,20 @@ class Head(Protocol):
     def start(self, group: TaskGroup) -> None:
         """Start any background work in the subtask's task group."""
 
-    def poll(self) -> ChannelItem | None:
+    def poll(self) -> GateItem | None:
         """Return the next batch or event, or ``None`` if nothing is ready yet."""
 
     async def close(self) -> None:
         """Release resources."""
+
+    def capture(self) -> StateCapture | None:
+        """The head's part of a checkpoint (a source's split positions), if any."""
+
+    async def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
+        """Tell a source that ``checkpoint_id`` completed."""
+
+    def alignment_started_at(self, checkpoint_id: int, *, default: float) -> float:
+        """When the first barrier of ``checkpoint_id`` arrived, or ``default``."""
 
     @property
     def buffered(self) -> int:
@@ -54,6 +65,20 @@ class GateHead:
 
     async def close(self) -> None:
         """Nothing to close: upstream subtasks close their channels."""
+
+    def capture(self) -> StateCapture | None:
+        """Channels hold no state of their own (aligned checkpoints)."""
+        return None
+
+    async def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
+        """Nothing to tell."""
+
+    def alignment_started_at(self, checkpoint_id: int, *, default: float) -> float:
+        """When the first barrier of ``checkpoint_id`` arrived, or ``default``."""
+        started = self.gate.alignment_started_at
+        for older in [cid for cid in started if cid < checkpoint_id]:
+            del started[older]
+        return started.pop(checkpoint_id, default)
 
     @property
     def buffered(self) -> int:
@@ -99,7 +124,7 @@ class SourceHead:
         """Start the fetch task."""
         group.start_soon(self._fetch)
 
-    def poll(self) -> ChannelItem | None:
+    def poll(self) -> GateItem | None:
         """Return the next fetched batch, ``EndOfInput`` once read out, or ``None``."""
         assert self._fetched is not None, "poll() before open()"
         try:
@@ -114,6 +139,19 @@ class SourceHead:
         """Close the reader."""
         with self._scope:
             await self.reader.close()
+
+    def alignment_started_at(self, checkpoint_id: int, *, default: float) -> float:
+        """A source is triggered directly: no alignment."""
+        return default
+
+    def capture(self) -> StateCapture:
+        """The positions just after the last batch polled, under ``SPLITS_STATE``."""
+        return StateCapture(self._scope.uid, lists={SPLITS_STATE: list(self.splits)})
+
+    async def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
+        """Tell the reader that ``checkpoint_id`` completed."""
+        with self._scope:
+            await self.reader.notify_checkpoint_complete(checkpoint_id)
 
     @property
     def buffered(self) -> int:

@@ -1,67 +1,184 @@
-"""JobMaster: runs one job attempt in an actor system and reports how it ended."""
+"""JobMaster: runs a job attempt by attempt, restoring each from the latest checkpoint."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from typing import Any
+
 from lockgate.actors import ActorCrashed, ActorSystem
-from lockgate.engine.errors import JobError, OperatorError
+from lockgate.engine.checkpointing.completed import (
+    CheckpointStatistics,
+    CompletedCheckpointStore,
+)
+from lockgate.engine.checkpointing.config import CheckpointConfig
+from lockgate.engine.checkpointing.coordinator import (
+    CheckpointCoordinator,
+    CheckpointRequest,
+    CheckpointTicket,
+    CoordinatorSetup,
+)
+from lockgate.engine.checkpointing.metadata import CheckpointMetadata
+from lockgate.engine.checkpointing.storage import CheckpointStorage
+from lockgate.engine.errors import EngineError, JobError
+from lockgate.engine.graph import OperatorKind
 from lockgate.engine.metrics import JobMetrics
 from lockgate.engine.planning import ExecutionPlan
-from lockgate.engine.runtime.deployment import Deployment, RuntimeOptions, deploy
+from lockgate.engine.restart import RestartStrategy
+from lockgate.engine.runtime.deployment import Attempt, Deployment, RuntimeOptions, deploy
+from lockgate.engine.runtime.restore_loader import load_restored_state
 
-__all__ = ["JobMaster"]
+__all__ = ["JobMaster", "JobSettings"]
+
+
+@dataclass(frozen=True, slots=True)
+class JobSettings:
+    """How a job checkpoints, where, how it restarts, and what it starts from."""
+
+    checkpoints: CheckpointConfig
+    storage: CheckpointStorage
+    restart_strategy: RestartStrategy
+    restore_from: CheckpointMetadata | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
 class JobMaster:
-    """Deploys a plan's subtasks, waits for them all to finish, and turns crashes into errors.
+    """Runs attempts of a job until one finishes, is cancelled, or the restart strategy gives up.
 
-    A subtask that fails cancels every other one (supervision escalates); ``run`` then raises
-    the ``OperatorError`` naming the operator and subtask, or a ``JobError`` for a failure
-    outside user code. ``cancel`` stops every subtask; ``run`` then returns ``False``.
+    Each attempt is an actor system: a checkpoint coordinator and the plan's subtasks. A
+    subtask that fails cancels every other one (supervision escalates); the master then asks
+    the restart strategy, and the next attempt restores every operator from the latest
+    completed checkpoint (sources rewind to its positions, sinks recover its transactions).
+    ``cancel`` stops the current attempt; ``run`` then returns ``False``.
     """
 
-    def __init__(self, name: str, plan: ExecutionPlan, options: RuntimeOptions) -> None:
+    def __init__(
+        self, name: str, plan: ExecutionPlan, options: RuntimeOptions, settings: JobSettings
+    ) -> None:
         self.name = name
         self.plan = plan
         self.options = options
+        self.settings = settings
+        self.store = CompletedCheckpointStore(settings.checkpoints.max_retained)
+        self.statistics = CheckpointStatistics()
+        self.attempt_number = 0
+        self.failures: list[BaseException] = []
+        self._next_checkpoint_id = 1 + (
+            settings.restore_from.checkpoint_id if settings.restore_from else 0
+        )
+        self._restore_from = settings.restore_from
         self._deployment: Deployment | None = None
         self._system: ActorSystem | None = None
+        self._coordinator: Any = None
+        self._setup: CoordinatorSetup | None = None
         self._cancelled = False
 
     async def run(self) -> bool:
         """Run the job to its end; return ``True`` if it finished, ``False`` if cancelled."""
-        self._deployment = deploy(self.plan, self.options)
+        tracker = self.settings.restart_strategy.tracker()
+        clock = self.options.clock
+        while True:
+            try:
+                return await self._run_attempt()
+            except JobError as failure:
+                delay = tracker.on_failure(clock.now())
+                if delay is None or self._cancelled:
+                    raise
+                self.failures.append(failure)
+            await clock.sleep(delay)
+            self.attempt_number += 1
+            latest = self.store.latest
+            if latest is not None:
+                self._restore_from = latest.metadata
+
+    def cancel(self) -> None:
+        """Stop every subtask of the current attempt now, and start no other."""
+        self._cancelled = True
+        if self._system is not None:
+            self._system.cancel()
+
+    async def trigger_checkpoint(self) -> CheckpointTicket:
+        """Start a checkpoint now; the ticket resolves when it completes or fails."""
+        if self._coordinator is None:
+            raise JobError(f"job '{self.name}' is not running; no checkpoint can be taken")
+        ticket: CheckpointTicket = await self._coordinator.ask_control(CheckpointRequest())
+        return ticket
+
+    def metrics(self) -> JobMetrics:
+        """Return every subtask's counters and the checkpoint statistics now."""
+        subtasks = () if self._deployment is None else self._deployment.subtasks
+        return JobMetrics(
+            self.name,
+            tuple(subtask.statistics() for subtask, _ in subtasks),
+            checkpoints=self.statistics.snapshot(),
+            attempt=self.attempt_number,
+        )
+
+    async def _run_attempt(self) -> bool:
+        restored = await self._load_restored()
         failure: BaseException | None = None
         try:
             async with ActorSystem(self.name) as system:
                 self._system = system
-                for subtask, doorbell in self._deployment.subtasks:
-                    system.spawn(subtask, name=repr(subtask), doorbell=doorbell)
+                self._deploy(system, restored)
                 if self._cancelled:
                     system.cancel()
         except ActorCrashed as crash:
             failure = _job_failure(crash)
         finally:
             self._system = None
+            self._coordinator = None
+            if self._setup is not None:
+                self._next_checkpoint_id = self._setup.next_checkpoint_id
         if failure is not None:
             raise failure
         return not self._cancelled
 
-    def cancel(self) -> None:
-        """Stop every subtask now, wherever it is."""
-        self._cancelled = True
-        if self._system is not None:
-            self._system.cancel()
+    async def _load_restored(self) -> dict[str, Any]:
+        if self._restore_from is None:
+            return {}
+        return await load_restored_state(
+            self._restore_from, self.plan, self.settings.storage, self.options.max_parallelism
+        )
 
-    def metrics(self) -> JobMetrics:
-        """Return every subtask's counters now (empty before the job was deployed)."""
-        subtasks = () if self._deployment is None else self._deployment.subtasks
-        return JobMetrics(self.name, tuple(subtask.statistics() for subtask, _ in subtasks))
+    def _deploy(self, system: ActorSystem, restored: dict[str, Any]) -> None:
+        setup = self._coordinator_setup()
+        self._coordinator = system.spawn(CheckpointCoordinator(setup), name="coordinator")
+        attempt = Attempt(
+            self.name, self.attempt_number, self.settings.storage, self._coordinator, restored
+        )
+        self._deployment = deploy(self.plan, self.options, attempt)
+        for subtask, doorbell in self._deployment.subtasks:
+            ref = system.spawn(subtask, name=repr(subtask), doorbell=doorbell)
+            setup.subtasks[subtask.settings.subtask_id] = ref
+        setup.sources = frozenset(
+            subtask.settings.subtask_id
+            for subtask, _ in self._deployment.subtasks
+            if subtask.settings.chain.head.kind is OperatorKind.SOURCE
+        )
+
+    def _coordinator_setup(self) -> CoordinatorSetup:
+        setup = CoordinatorSetup(
+            job_name=self.name,
+            config=self.settings.checkpoints,
+            storage=self.settings.storage,
+            store=self.store,
+            statistics=self.statistics,
+            clock=self.options.clock,
+            max_parallelism=self.options.max_parallelism,
+            operator_parallelism={node.uid: node.parallelism for node in self.plan.graph},
+            next_checkpoint_id=self._next_checkpoint_id,
+        )
+        self._setup = setup
+        return setup
 
 
 def _job_failure(crash: ActorCrashed) -> BaseException:
     cause = crash.__cause__
-    if isinstance(cause, OperatorError):
+    if isinstance(cause, JobError):
         return cause
-    error = JobError(f"subtask '{crash.actor}' failed outside user code: {cause!r}")
+    if isinstance(cause, EngineError):
+        error: JobError = JobError(f"actor '{crash.actor}' failed: {cause}")
+    else:
+        error = JobError(f"subtask '{crash.actor}' failed outside user code: {cause!r}")
     error.__cause__ = cause
     return error

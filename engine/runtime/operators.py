@@ -9,27 +9,101 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
-from lockgate.engine.functions import KeyedProcessFunction, ProcessContext, RuntimeContext
+from lockgate.engine.checkpointing.snapshots import OperatorSnapshot
+from lockgate.engine.functions import (
+    CheckpointedFunction,
+    FunctionInitializationContext,
+    FunctionSnapshotContext,
+    KeyedProcessFunction,
+    ProcessContext,
+    RuntimeContext,
+)
 from lockgate.engine.graph import OperatorKind, OperatorNode
-from lockgate.engine.state import KeyedStateStore, ValueStateDescriptor
+from lockgate.engine.state import (
+    KeyedStateSnapshot,
+    KeyedStateStore,
+    OperatorStateSnapshot,
+    OperatorStateStore,
+    ValueStateDescriptor,
+)
 
-__all__ = ["Operator", "create_operator"]
+__all__ = ["Operator", "StateCapture", "create_operator"]
 
 _MISSING = object()
 _REDUCED = ValueStateDescriptor[Any]("reduced")
 
 
-class Operator:
-    """One chained operator of a subtask: ``open``, ``process_batch`` per batch, ``close``."""
+@dataclass(frozen=True, slots=True)
+class StateCapture:
+    """A consistent copy of one operator's state, taken on the event loop at a barrier.
 
-    def __init__(self, node: OperatorNode) -> None:
+    ``materialize`` turns it into plain data off the event loop (in a worker thread), while
+    the operator goes on changing its live state.
+    """
+
+    uid: str
+    keyed: KeyedStateSnapshot | None = None
+    operator: OperatorStateSnapshot | None = None
+    lists: dict[str, list[Any]] = field(default_factory=dict)
+
+    def materialize(self, max_parallelism: int) -> OperatorSnapshot:
+        """Group keyed state by key group and merge everything into an ``OperatorSnapshot``."""
+        keyed = {} if self.keyed is None else self.keyed.by_key_group(max_parallelism)
+        state = self.operator
+        return OperatorSnapshot(
+            self.uid,
+            keyed=keyed,
+            lists={**(state.lists if state else {}), **self.lists},
+            unions=dict(state.unions) if state else {},
+            broadcast=dict(state.broadcast) if state else {},
+        )
+
+
+class Operator:
+    """One chained operator of a subtask: ``open``, ``process_batch`` per batch, ``close``.
+
+    State is restored when the operator is built, before ``open``; ``capture`` takes the
+    consistent copy of it that a checkpoint needs.
+    """
+
+    def __init__(self, node: OperatorNode, restored: OperatorSnapshot | None = None) -> None:
         self.uid = node.uid
         self.keyed_state = KeyedStateStore()
+        self.operator_state = OperatorStateStore()
+        self.restored = restored is not None
+        self.function: Any = _own_copy(node.function)
+        if restored is not None:
+            self.keyed_state.restore(restored.keyed)
+            self.operator_state.restore(restored.lists, restored.unions, restored.broadcast)
 
     def open(self, context: RuntimeContext) -> None:
         """Prepare to process; called once before the first batch."""
+        self._initialize_function_state()
+
+    def capture(self, checkpoint_id: int) -> StateCapture:
+        """Take a consistent copy of this operator's state for ``checkpoint_id``."""
+        if isinstance(self.function, CheckpointedFunction):
+            self.function.snapshot_state(FunctionSnapshotContext(checkpoint_id))
+        keyed = self.keyed_state.snapshot() if self.keyed_state.tables else None
+        return StateCapture(self.uid, keyed, self.operator_state.snapshot())
+
+    def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
+        """Tell the user function, if it listens, that ``checkpoint_id`` completed."""
+        listener = getattr(self.function, "notify_checkpoint_complete", None)
+        if callable(listener):
+            listener(checkpoint_id)
+
+    def _initialize_function_state(self) -> None:
+        if isinstance(self.function, CheckpointedFunction):
+            context = FunctionInitializationContext(
+                operator_state_store=self.operator_state,
+                keyed_state_store=self.keyed_state,
+                is_restored=self.restored,
+            )
+            self.function.initialize_state(context)
 
     def process_batch(self, records: list[Any]) -> list[Any]:
         """Return the records to pass on for a batch of input records."""
@@ -42,9 +116,9 @@ class Operator:
 class MapOperator(Operator):
     """Emits ``fn(record)`` for each record."""
 
-    def __init__(self, node: OperatorNode) -> None:
-        super().__init__(node)
-        self._fn: Callable[[Any], Any] = node.function
+    def __init__(self, node: OperatorNode, restored: OperatorSnapshot | None = None) -> None:
+        super().__init__(node, restored)
+        self._fn: Callable[[Any], Any] = self.function
 
     def process_batch(self, records: list[Any]) -> list[Any]:
         """Apply the function to each record."""
@@ -55,9 +129,9 @@ class MapOperator(Operator):
 class FilterOperator(Operator):
     """Keeps the records for which the predicate holds."""
 
-    def __init__(self, node: OperatorNode) -> None:
-        super().__init__(node)
-        self._predicate: Callable[[Any], bool] = node.function
+    def __init__(self, node: OperatorNode, restored: OperatorSnapshot | None = None) -> None:
+        super().__init__(node, restored)
+        self._predicate: Callable[[Any], bool] = self.function
 
     def process_batch(self, records: list[Any]) -> list[Any]:
         """Keep the records the predicate accepts."""
@@ -68,9 +142,9 @@ class FilterOperator(Operator):
 class FlatMapOperator(Operator):
     """Emits every element of the iterable ``fn(record)`` returns."""
 
-    def __init__(self, node: OperatorNode) -> None:
-        super().__init__(node)
-        self._fn: Callable[[Any], Any] = node.function
+    def __init__(self, node: OperatorNode, restored: OperatorSnapshot | None = None) -> None:
+        super().__init__(node, restored)
+        self._fn: Callable[[Any], Any] = self.function
 
     def process_batch(self, records: list[Any]) -> list[Any]:
         """Concatenate the function's results."""
@@ -85,9 +159,9 @@ class FlatMapOperator(Operator):
 class ReduceOperator(Operator):
     """Per key, keeps ``fn(previous, record)`` in keyed state and emits it."""
 
-    def __init__(self, node: OperatorNode) -> None:
-        super().__init__(node)
-        self._fn: Callable[[Any, Any], Any] = node.function
+    def __init__(self, node: OperatorNode, restored: OperatorSnapshot | None = None) -> None:
+        super().__init__(node, restored)
+        self._fn: Callable[[Any, Any], Any] = self.function
         self._key_of = _key_selector(node)
         self._table = self.keyed_state.table(_REDUCED)
 
@@ -106,20 +180,17 @@ class ReduceOperator(Operator):
 
 
 class ProcessOperator(Operator):
-    """Runs a ``KeyedProcessFunction`` with its state scoped to each record's key.
+    """Runs a ``KeyedProcessFunction``, its own copy per subtask, under each record's key."""
 
-    Every subtask runs its own deep copy of the function object, as Flink runs its own
-    deserialized copy, so attributes set in ``open`` are never shared between subtasks.
-    """
-
-    def __init__(self, node: OperatorNode) -> None:
-        super().__init__(node)
-        self._fn: KeyedProcessFunction[Any, Any, Any] = copy.deepcopy(node.function)
+    def __init__(self, node: OperatorNode, restored: OperatorSnapshot | None = None) -> None:
+        super().__init__(node, restored)
+        self._fn: KeyedProcessFunction[Any, Any, Any] = self.function
         self._key_of = _key_selector(node)
         self._context: ProcessContext[Any] = ProcessContext(self.keyed_state)
 
     def open(self, context: RuntimeContext) -> None:
         """Open the user function, which declares its state."""
+        super().open(context)
         self._fn.open(context)
 
     def process_batch(self, records: list[Any]) -> list[Any]:
@@ -140,6 +211,13 @@ class ProcessOperator(Operator):
         self._fn.close()
 
 
+def _own_copy(function: Any) -> Any:
+    # Every subtask runs its own copy of a stateful function object, as Flink runs its own
+    # deserialized copy, so attributes set in open() are never shared between subtasks.
+    stateful = isinstance(function, CheckpointedFunction | KeyedProcessFunction)
+    return copy.deepcopy(function) if stateful else function
+
+
 def _key_selector(node: OperatorNode) -> Callable[[Any], Any]:
     assert node.key_selector is not None, f"operator '{node.uid}' was validated as keyed"
     return node.key_selector
@@ -154,6 +232,6 @@ _OPERATORS: dict[OperatorKind, type[Operator]] = {
 }
 
 
-def create_operator(node: OperatorNode) -> Operator:
+def create_operator(node: OperatorNode, restored: OperatorSnapshot | None = None) -> Operator:
     """Build the runtime operator for a map, filter, flat_map, reduce or process node."""
-    return _OPERATORS[node.kind](node)
+    return _OPERATORS[node.kind](node, restored)

@@ -2,7 +2,9 @@
 
 Its loop takes one item at a time from its head (a source reader, or the input gate), runs
 records through the chained operators, and hands the result to its tail (the output gate,
-or a sink writer). Control messages are taken before data whenever both are waiting.
+or a sink writer). Control messages (checkpoint triggers and notifications, stop) are taken
+before data whenever both are waiting. Barriers travel in-band: the input gate's aligner
+decides when this subtask snapshots, and the snapshot forwards the barrier downstream.
 """
 
 from __future__ import annotations
@@ -11,16 +13,28 @@ from dataclasses import dataclass
 from typing import Any
 
 import anyio
+from anyio.abc import TaskGroup
 
 from lockgate.actors import Actor, StopActor
+from lockgate.engine.checkpointing.messages import (
+    CheckpointFailureReason,
+    NotifyCheckpointAborted,
+    NotifyCheckpointComplete,
+    SubtaskCheckpointStats,
+    SubtaskFinished,
+    SubtaskId,
+    TriggerCheckpoint,
+)
 from lockgate.engine.clock import Clock
-from lockgate.engine.events import EndOfInput
+from lockgate.engine.events import CheckpointBarrier, EndOfInput
 from lockgate.engine.functions import RuntimeContext
 from lockgate.engine.metrics import SubtaskMetrics
 from lockgate.engine.planning import OperatorChain
+from lockgate.engine.runtime.barrier_aligner import AbortCheckpoint, TriggerSnapshot
 from lockgate.engine.runtime.heads import Head
-from lockgate.engine.runtime.operators import Operator
+from lockgate.engine.runtime.operators import Operator, StateCapture
 from lockgate.engine.runtime.scope import OperatorScope, single_error
+from lockgate.engine.runtime.subtask_checkpointer import SubtaskCheckpointer
 from lockgate.engine.runtime.tails import Tail
 
 __all__ = ["SubtaskActor", "SubtaskSettings"]
@@ -36,26 +50,42 @@ class SubtaskSettings:
     buffer_timeout: float
     clock: Clock
 
+    @property
+    def subtask_id(self) -> SubtaskId:
+        """This subtask's id in the checkpoint protocol."""
+        return SubtaskId(self.chain.chain_id, self.subtask_index)
+
 
 class SubtaskActor(Actor[Any]):
-    """One subtask: head -> chained operators -> tail, until its input ends or it is stopped.
+    """One subtask: head -> chained operators -> tail, until it is stopped.
 
     Records are processed in the order the head delivers them. When the head has nothing,
-    the subtask flushes its output buffers and waits on its doorbell. Any exception from user
-    code is raised as ``OperatorError`` naming the operator's uid and this subtask.
+    the subtask flushes its output buffers and waits on its doorbell. Once its input ended
+    and its output is flushed and ended, it reports ``SubtaskFinished`` and keeps answering
+    checkpoint messages (the final checkpoint commits its last transactions) until the
+    coordinator stops it. Any exception from user code is raised as ``OperatorError``
+    naming the operator's uid and this subtask.
     """
 
     def __init__(
-        self, settings: SubtaskSettings, head: Head, operators: list[Operator], tail: Tail
+        self,
+        settings: SubtaskSettings,
+        head: Head,
+        operators: list[Operator],
+        tail: Tail,
+        checkpointer: SubtaskCheckpointer,
     ) -> None:
         self.settings = settings
         self.head = head
         self.operators = operators
         self.tail = tail
+        self.checkpointer = checkpointer
         self.records_in = 0
-        self._stages = [(operator, self._scope(operator.uid)) for operator in operators]
         self.idle_time = 0.0
+        self.finished = False
         self._started = settings.clock.now()
+        self._stages = [(operator, self._scope(operator.uid)) for operator in operators]
+        self._group: TaskGroup | None = None
 
     async def on_start(self) -> None:
         """Open the operators, the head and the tail."""
@@ -66,10 +96,11 @@ class SubtaskActor(Actor[Any]):
         await self.tail.open()
 
     async def run(self) -> None:
-        """Process input until it ends, or until a ``StopActor`` control message."""
+        """Process input and control messages until a ``StopActor``."""
         failure: BaseException | None = None
         try:
             async with anyio.create_task_group() as group:
+                self._group = group
                 self.head.start(group)
                 await self._loop()
                 group.cancel_scope.cancel()
@@ -108,9 +139,10 @@ class SubtaskActor(Actor[Any]):
     async def _loop(self) -> None:
         clock, timeout, tail = self.settings.clock, self.settings.buffer_timeout, self.tail
         while True:
-            if self._take_control():
-                return
-            item = self.head.poll()
+            while self.context.control:
+                if await self._take_control():
+                    return
+            item = None if self.finished else self.head.poll()
             if item is None:
                 await tail.flush()
                 await self._wait_idle()
@@ -119,9 +151,18 @@ class SubtaskActor(Actor[Any]):
                 since = tail.buffered_since
                 if since is not None and clock.now() - since >= timeout:
                     await tail.flush()
-            elif type(item) is EndOfInput:
-                await self._end_input()
-                return
+            else:
+                await self._on_event(item)
+
+    async def _on_event(self, event: Any) -> None:
+        match event:
+            case TriggerSnapshot(barrier=barrier):
+                await self._snapshot(barrier)
+            case AbortCheckpoint(checkpoint_id=checkpoint_id):
+                reason = CheckpointFailureReason.ALIGNMENT_ABORTED
+                self.checkpointer.decline(checkpoint_id, reason, "a newer barrier arrived")
+            case EndOfInput():
+                await self._finish()
 
     async def _process(self, records: list[Any]) -> None:
         self.records_in += len(records)
@@ -131,23 +172,69 @@ class SubtaskActor(Actor[Any]):
         if records:
             await self.tail.write(records)
 
-    async def _end_input(self) -> None:
+    async def _finish(self) -> None:
         await self.tail.end_input()
+        self.finished = True
+        self.checkpointer.context.coordinator.tell_control(
+            SubtaskFinished(self.settings.subtask_id)
+        )
 
     async def _wait_idle(self) -> None:
         started = self.settings.clock.now()
         await self.context.doorbell.wait()
         self.idle_time += self.settings.clock.now() - started
 
-    def _take_control(self) -> bool:
+    async def _take_control(self) -> bool:
         envelope = self._next_control()
         if envelope is None:
             return False
         match envelope.message:
             case StopActor():
                 return True
+            case TriggerCheckpoint(checkpoint_id=checkpoint_id, timestamp=timestamp):
+                if self.checkpointer.accepts(checkpoint_id):
+                    await self._snapshot(CheckpointBarrier(checkpoint_id, timestamp))
+            case NotifyCheckpointComplete(checkpoint_id=checkpoint_id):
+                await self._notify_complete(checkpoint_id)
+            case NotifyCheckpointAborted(checkpoint_id=checkpoint_id):
+                await self.tail.notify_checkpoint_aborted(checkpoint_id)
             case other:
                 raise TypeError(f"subtask '{self.name}' got unknown control message {other!r}")
+        return False
+
+    async def _snapshot(self, barrier: CheckpointBarrier) -> None:
+        clock = self.settings.clock
+        started = clock.now()
+        captures = self._capture_operators(barrier.checkpoint_id)
+        sink = await self.tail.capture(barrier)
+        captures += [c for c in (self.head.capture(), sink) if c is not None]
+        await self.tail.forward(barrier)
+        stats = self._sync_stats(barrier, started)
+        assert self._group is not None
+        self.checkpointer.complete_async(self._group, barrier.checkpoint_id, captures, stats)
+
+    def _capture_operators(self, checkpoint_id: int) -> list[StateCapture]:
+        captures = []
+        for operator, scope in self._stages:
+            with scope:
+                captures.append(operator.capture(checkpoint_id))
+        return captures
+
+    def _sync_stats(self, barrier: CheckpointBarrier, started: float) -> SubtaskCheckpointStats:
+        now = self.settings.clock.now()
+        first = self.head.alignment_started_at(barrier.checkpoint_id, default=started)
+        return SubtaskCheckpointStats(
+            start_delay=max(0.0, first - barrier.timestamp),
+            alignment_duration=max(0.0, started - first),
+            sync_duration=now - started,
+        )
+
+    async def _notify_complete(self, checkpoint_id: int) -> None:
+        for operator, scope in self._stages:
+            with scope:
+                operator.notify_checkpoint_complete(checkpoint_id)
+        await self.head.notify_checkpoint_complete(checkpoint_id)
+        await self.tail.notify_checkpoint_complete(checkpoint_id)
 
     def _runtime_context(self, operator: Operator) -> RuntimeContext:
         settings = self.settings
@@ -158,6 +245,7 @@ class SubtaskActor(Actor[Any]):
             max_parallelism=settings.max_parallelism,
             clock=settings.clock,
             keyed_state=operator.keyed_state,
+            operator_state=operator.operator_state,
         )
 
     def _scope(self, uid: str) -> OperatorScope:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from lockgate.engine.checkpointing.snapshots import SINK_STATE
+from lockgate.engine.events import CheckpointBarrier
 from lockgate.engine.runtime.gates import OutputGate
+from lockgate.engine.runtime.operators import StateCapture
 from lockgate.engine.runtime.scope import OperatorScope
 from lockgate.engine.sinks import SinkWriter
 
@@ -40,6 +43,18 @@ class Tail(Protocol):
 
     async def close(self) -> None:
         """Release resources."""
+
+    async def capture(self, barrier: CheckpointBarrier) -> StateCapture | None:
+        """Take the tail's part of a checkpoint (a sink pre-commits here), if any."""
+
+    async def forward(self, barrier: CheckpointBarrier) -> None:
+        """Pass a barrier on downstream, after everything before it."""
+
+    async def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
+        """Commit what was pre-committed up to ``checkpoint_id``."""
+
+    async def notify_checkpoint_aborted(self, checkpoint_id: int) -> None:
+        """``checkpoint_id`` will not complete."""
 
     @property
     def buffered(self) -> int:
@@ -81,6 +96,20 @@ class GateTail:
     async def close(self) -> None:
         """Nothing to close: ``end_input`` closed the channels."""
 
+    async def capture(self, barrier: CheckpointBarrier) -> StateCapture | None:
+        """Channels hold no state of their own."""
+        return None
+
+    async def forward(self, barrier: CheckpointBarrier) -> None:
+        """Flush, then send the barrier on every output channel."""
+        await self.gate.broadcast_event(barrier)
+
+    async def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
+        """Nothing to commit."""
+
+    async def notify_checkpoint_aborted(self, checkpoint_id: int) -> None:
+        """Nothing to undo."""
+
 
 class SinkTail:
     """Writes records with a sink writer; its errors name the sink operator."""
@@ -117,3 +146,22 @@ class SinkTail:
         """Close the writer."""
         with self.scope:
             await self.writer.close()
+
+    async def capture(self, barrier: CheckpointBarrier) -> StateCapture:
+        """Let the writer pre-commit; its state goes under ``SINK_STATE``."""
+        with self.scope:
+            items = await self.writer.snapshot_state(barrier.checkpoint_id)
+        return StateCapture(self.scope.uid, lists={SINK_STATE: list(items)})
+
+    async def forward(self, barrier: CheckpointBarrier) -> None:
+        """A sink is the end of the line."""
+
+    async def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
+        """Let the writer commit."""
+        with self.scope:
+            await self.writer.notify_checkpoint_complete(checkpoint_id)
+
+    async def notify_checkpoint_aborted(self, checkpoint_id: int) -> None:
+        """Tell the writer."""
+        with self.scope:
+            await self.writer.notify_checkpoint_aborted(checkpoint_id)

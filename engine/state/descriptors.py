@@ -1,13 +1,34 @@
-"""State descriptors: how a function declares the state it keeps."""
+"""State descriptors: how a function declares the state it keeps.
+
+A descriptor names one piece of state and says its kind (value, list, map, reducing,
+aggregating). Two declarations of one name must agree on the kind and, for a value state,
+on the default; the functions of reducing and aggregating descriptors are not compared,
+because each state handle folds with the function of the descriptor it was made from.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-__all__ = ["StateDescriptor", "ValueStateDescriptor"]
+from lockgate.engine.state.aggregate_function import AggregateFunction
+
+__all__ = [
+    "AggregatingStateDescriptor",
+    "ListStateDescriptor",
+    "MapStateDescriptor",
+    "ReducingStateDescriptor",
+    "StateDescriptor",
+    "ValueStateDescriptor",
+]
 
 V = TypeVar("V")
+UK = TypeVar("UK")
+UV = TypeVar("UV")
+IN = TypeVar("IN")
+ACC = TypeVar("ACC")
+OUT = TypeVar("OUT")
 
 
 @dataclass(frozen=True)
@@ -23,6 +44,33 @@ class StateDescriptor:
 
 @dataclass(frozen=True)
 class ValueStateDescriptor(StateDescriptor, Generic[V]):
-    """Declares a ``ValueState``: one value per key, ``default`` until first updated."""
+    """Declares a ``ValueState``: one value per key, ``default`` until first updated.
+
+    The default is shared by every key that has no value: never change it in place.
+    """
 
     default: Any = None
+
+
+@dataclass(frozen=True)
+class ListStateDescriptor(StateDescriptor, Generic[V]):
+    """Declares a ``ListState``: a list of values per key (or per subtask, as operator state)."""
+
+
+@dataclass(frozen=True)
+class MapStateDescriptor(StateDescriptor, Generic[UK, UV]):
+    """Declares a ``MapState``: a map from user keys to values per key (or broadcast state)."""
+
+
+@dataclass(frozen=True)
+class ReducingStateDescriptor(StateDescriptor, Generic[V]):
+    """Declares a ``ReducingState``: per key, one value that ``reduce_function`` folds into."""
+
+    reduce_function: Callable[[V, V], V] = field(compare=False)
+
+
+@dataclass(frozen=True)
+class AggregatingStateDescriptor(StateDescriptor, Generic[IN, ACC, OUT]):
+    """Declares an ``AggregatingState``: per key, an accumulator of ``aggregate_function``."""
+
+    aggregate_function: AggregateFunction[IN, ACC, OUT] = field(compare=False)

@@ -6,7 +6,16 @@ from lockgate.actors import Channel
 from lockgate.engine import CheckpointBarrier, EndOfInput, ManualClock
 from lockgate.engine.events import ChannelItem, item_size
 from lockgate.engine.partitioning import ForwardPartitioner, RebalancePartitioner
+from lockgate.engine.runtime.barrier_aligner import (
+    AlignmentMode,
+    BarrierAligner,
+    TriggerSnapshot,
+)
 from lockgate.engine.runtime.gates import InputGate, OutputGate, OutputPartition
+
+
+def aligner(channels: int) -> BarrierAligner:
+    return BarrierAligner(channels, mode=AlignmentMode.ALIGNED)
 
 
 def channel(capacity: int = 100) -> Channel[ChannelItem]:
@@ -92,7 +101,7 @@ def test_input_gate_reads_its_channels_in_turn() -> None:
         first.send_nowait(item)
     for item in ([10], [20]):
         second.send_nowait(item)
-    inputs = InputGate([first, second])
+    inputs = InputGate([first, second], aligner(2), ManualClock())
 
     assert [inputs.poll() for _ in range(5)] == [[1], [10], [2], [20], None]
 
@@ -101,9 +110,22 @@ def test_input_gate_reports_end_of_input_once_every_channel_ended() -> None:
     first, second = channel(), channel()
     first.send_nowait(EndOfInput())
     second.send_nowait([7])
-    inputs = InputGate([first, second])
+    inputs = InputGate([first, second], aligner(2), ManualClock())
 
     assert inputs.poll() == [7]
     assert inputs.poll() is None
     second.send_nowait(EndOfInput())
     assert inputs.poll() == EndOfInput()
+
+
+def test_input_gate_does_not_read_a_channel_blocked_by_alignment() -> None:
+    first, second = channel(), channel()
+    first.send_nowait(CheckpointBarrier(1, 0.0))
+    first.send_nowait(["after"])
+    second.send_nowait(["before"])
+    second.send_nowait(CheckpointBarrier(1, 0.0))
+    inputs = InputGate([first, second], aligner(2), ManualClock())
+
+    assert inputs.poll() == ["before"]
+    assert inputs.poll() == TriggerSnapshot(CheckpointBarrier(1, 0.0))
+    assert inputs.poll() == ["after"]

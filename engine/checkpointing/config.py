@@ -1,0 +1,55 @@
+"""CheckpointConfig: when and how a job takes checkpoints."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+__all__ = ["CheckpointConfig", "CheckpointingMode"]
+
+
+class CheckpointingMode(enum.Enum):
+    """What checkpoints guarantee: each event reflected in state exactly once, or at least once."""
+
+    EXACTLY_ONCE = "exactly_once"
+    AT_LEAST_ONCE = "at_least_once"
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointConfig:
+    """Checkpoint settings; by default one slow checkpoint never restarts a healthy job.
+
+    Attributes:
+        interval: seconds between the start of two periodic checkpoints; ``None`` takes only
+            the final checkpoint of a bounded job and those triggered on demand.
+        mode: exactly-once (aligned barriers) or at-least-once (no blocking).
+        timeout: seconds after which a checkpoint that is not complete is aborted (Flink's
+            default, 10 minutes).
+        min_pause: seconds between the end of one checkpoint and the start of the next.
+        max_concurrent: checkpoints in progress at once.
+        tolerable_failures: consecutive failed checkpoints (timeouts, declines, storage
+            errors) tolerated before the job fails and restarts. Flink defaults to 0; here the
+            default is 3, so that a single slow or failed checkpoint is only reported.
+        max_retained: completed checkpoints kept in storage; older ones are deleted when a
+            newer one completes.
+    """
+
+    interval: float | None = None
+    mode: CheckpointingMode = CheckpointingMode.EXACTLY_ONCE
+    timeout: float = 600.0
+    min_pause: float = 0.0
+    max_concurrent: int = 1
+    tolerable_failures: int = 3
+    max_retained: int = 1
+
+    def __post_init__(self) -> None:
+        if self.interval is not None and self.interval <= 0:
+            raise ValueError(f"checkpoint interval must be positive; got {self.interval}")
+        if self.timeout <= 0:
+            raise ValueError(f"checkpoint timeout must be positive; got {self.timeout}")
+        if self.max_concurrent < 1 or self.max_retained < 1 or self.tolerable_failures < 0:
+            raise ValueError(
+                "max_concurrent and max_retained must be at least 1 and tolerable_failures at "
+                f"least 0; got {self.max_concurrent}, {self.max_retained}, "
+                f"{self.tolerable_failures}"
+            )

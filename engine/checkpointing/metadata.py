@@ -1,0 +1,165 @@
+"""CheckpointMetadata: the file whose presence makes a checkpoint exist.
+
+It records, for every operator uid, the parallelism it ran at and one state handle per
+subtask. It is JSON (never pickle, so reading it runs no code), wrapped in an envelope with
+a format name, a format version and the SHA-256 checksum of the content::
+
+    {"format": "lockgate-checkpoint-metadata", "version": 1,
+     "checksum": "sha256:...", "content": {...}}
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from lockgate.engine.checkpointing.checksum import checksum_of
+from lockgate.engine.checkpointing.errors import CorruptCheckpoint, UnsupportedCheckpointVersion
+from lockgate.engine.checkpointing.messages import StateHandle
+
+__all__ = ["METADATA_VERSION", "CheckpointMetadata", "OperatorStateHandles"]
+
+METADATA_VERSION = 1
+"""The metadata format version this lockgate writes and reads."""
+
+_FORMAT = "lockgate-checkpoint-metadata"
+
+
+@dataclass(frozen=True, slots=True)
+class OperatorStateHandles:
+    """Where each subtask of one operator wrote its state: one slot per subtask.
+
+    ``handles[i]`` belongs to subtask ``i``; it is ``None`` when that subtask had no state
+    for the operator. ``len(handles) == parallelism`` always holds.
+    """
+
+    parallelism: int
+    handles: tuple[StateHandle | None, ...]
+
+    def __post_init__(self) -> None:
+        if len(self.handles) != self.parallelism:
+            raise ValueError(
+                f"an operator of parallelism {self.parallelism} needs {self.parallelism} "
+                f"state handle slots; got {len(self.handles)}"
+            )
+
+    @property
+    def state_size(self) -> int:
+        """Bytes written by all subtasks together."""
+        return sum(handle.size for handle in self.handles if handle is not None)
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointMetadata:
+    """What a completed checkpoint holds: job, id, time, and every operator's state handles.
+
+    ``from_bytes(to_bytes())`` returns an equal object; ``from_bytes`` accepts nothing that
+    does not carry a known format version and a matching checksum.
+    """
+
+    job_name: str
+    checkpoint_id: int
+    timestamp: float
+    max_parallelism: int
+    operators: dict[str, OperatorStateHandles] = field(default_factory=dict)
+    is_savepoint: bool = False
+    version: int = METADATA_VERSION
+
+    @property
+    def state_size(self) -> int:
+        """Bytes of state written for the checkpoint by all operators."""
+        return sum(operator.state_size for operator in self.operators.values())
+
+    def to_bytes(self) -> bytes:
+        """Encode as JSON in the envelope described in the module docstring."""
+        content = orjson.dumps(_content(self), option=orjson.OPT_SORT_KEYS)
+        envelope = {
+            "format": _FORMAT,
+            "version": self.version,
+            "checksum": checksum_of(content),
+            "content": orjson.Fragment(content),
+        }
+        return orjson.dumps(envelope)
+
+    @classmethod
+    def from_bytes(cls, data: bytes, *, location: str = "<bytes>") -> CheckpointMetadata:
+        """Decode bytes written by ``to_bytes``.
+
+        Raises:
+            CorruptCheckpoint: naming ``location``, when the bytes are not metadata or their
+                checksum does not match.
+            UnsupportedCheckpointVersion: when the format version is not one this lockgate
+                reads.
+        """
+        envelope = _envelope(data, location)
+        content = orjson.dumps(envelope["content"], option=orjson.OPT_SORT_KEYS)
+        if checksum_of(content) != envelope["checksum"]:
+            raise CorruptCheckpoint(location, "the checksum of its content does not match")
+        try:
+            return _metadata(envelope["content"], version=envelope["version"])
+        except (KeyError, TypeError, ValueError) as error:
+            raise CorruptCheckpoint(location, f"its content is malformed ({error!r})") from error
+
+
+def _content(metadata: CheckpointMetadata) -> dict[str, Any]:
+    return {
+        "job_name": metadata.job_name,
+        "checkpoint_id": metadata.checkpoint_id,
+        "timestamp": metadata.timestamp,
+        "max_parallelism": metadata.max_parallelism,
+        "is_savepoint": metadata.is_savepoint,
+        "operators": {
+            uid: {
+                "parallelism": operator.parallelism,
+                "handles": [_handle_json(h) for h in operator.handles],
+            }
+            for uid, operator in metadata.operators.items()
+        },
+    }
+
+
+def _handle_json(handle: StateHandle | None) -> dict[str, Any] | None:
+    if handle is None:
+        return None
+    return {"location": handle.location, "size": handle.size, "checksum": handle.checksum}
+
+
+def _envelope(data: bytes, location: str) -> dict[str, Any]:
+    try:
+        envelope = orjson.loads(data)
+    except orjson.JSONDecodeError as error:
+        raise CorruptCheckpoint(location, f"it is not valid JSON ({error})") from error
+    if not isinstance(envelope, dict) or envelope.get("format") != _FORMAT:
+        raise CorruptCheckpoint(location, "it is not lockgate checkpoint metadata")
+    if envelope.get("version") != METADATA_VERSION:
+        raise UnsupportedCheckpointVersion(
+            f"checkpoint metadata {location} has format version {envelope.get('version')!r}; "
+            f"this lockgate reads version {METADATA_VERSION}; restore it with the lockgate "
+            "version that wrote it"
+        )
+    if not isinstance(envelope.get("checksum"), str) or "content" not in envelope:
+        raise CorruptCheckpoint(location, "it lacks its checksum or content")
+    return envelope
+
+
+def _metadata(content: dict[str, Any], *, version: int) -> CheckpointMetadata:
+    return CheckpointMetadata(
+        job_name=str(content["job_name"]),
+        checkpoint_id=int(content["checkpoint_id"]),
+        timestamp=float(content["timestamp"]),
+        max_parallelism=int(content["max_parallelism"]),
+        operators={uid: _operator(value) for uid, value in content["operators"].items()},
+        is_savepoint=bool(content["is_savepoint"]),
+        version=version,
+    )
+
+
+def _operator(value: dict[str, Any]) -> OperatorStateHandles:
+    handles = tuple(None if h is None else _handle(h) for h in value["handles"])
+    return OperatorStateHandles(parallelism=int(value["parallelism"]), handles=handles)
+
+
+def _handle(value: dict[str, Any]) -> StateHandle:
+    return StateHandle(str(value["location"]), int(value["size"]), str(value["checksum"]))

@@ -1,0 +1,117 @@
+"""Redistribution of operator state when a job restores at a different parallelism.
+
+The rules are Flink's: keyed state moves in whole key groups to the subtask that owns each
+group at the new parallelism; even-split list states are concatenated in old-subtask order
+and cut into contiguous chunks whose sizes differ by at most one; union list states reach
+every new subtask in full; broadcast state is the same everywhere, so the first old
+subtask's copy is given to all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from lockgate.engine.checkpointing.snapshots import OperatorSnapshot
+from lockgate.engine.partitioning import key_group_range
+
+__all__ = ["even_split", "redistribute"]
+
+KeyGroups = dict[int, dict[str, dict[Any, Any]]]
+
+
+def redistribute(
+    old: Sequence[OperatorSnapshot], new_parallelism: int, max_parallelism: int
+) -> list[OperatorSnapshot]:
+    """Return one snapshot per new subtask holding the state ``old`` snapshots held.
+
+    ``old`` has one snapshot per old subtask, in subtask order (an empty snapshot for a
+    subtask that had no state). Works for equal, larger and smaller parallelism.
+
+    Raises:
+        ValueError: when ``old`` is empty or mixes operators, when ``new_parallelism`` is
+            not in 1..max_parallelism, or when a key group lies outside 0..max_parallelism-1
+            (the max parallelism of an operator cannot change across a restore).
+    """
+    uid = _check(old, new_parallelism, max_parallelism)
+    keyed = _merge_key_groups(old, max_parallelism)
+    chunks = {
+        name: even_split(items, new_parallelism)
+        for name, items in _concatenate(snapshot.lists for snapshot in old).items()
+    }
+    unions = _concatenate(snapshot.unions for snapshot in old)
+    broadcast = _first_copies(snapshot.broadcast for snapshot in old)
+    return [
+        OperatorSnapshot(
+            uid,
+            keyed=_owned(keyed, key_group_range(index, max_parallelism, new_parallelism)),
+            lists={name: parts[index] for name, parts in chunks.items()},
+            unions={name: list(items) for name, items in unions.items()},
+            broadcast={name: dict(entries) for name, entries in broadcast.items()},
+        )
+        for index in range(new_parallelism)
+    ]
+
+
+def even_split(items: Sequence[Any], parts: int) -> list[list[Any]]:
+    """Cut ``items`` into ``parts`` contiguous chunks; the first ``len % parts`` get one more."""
+    size, extra = divmod(len(items), parts)
+    bounds = [index * size + min(index, extra) for index in range(parts + 1)]
+    return [list(items[bounds[index] : bounds[index + 1]]) for index in range(parts)]
+
+
+def _check(old: Sequence[OperatorSnapshot], new_parallelism: int, max_parallelism: int) -> str:
+    if not old:
+        raise ValueError("cannot redistribute state without the snapshots of the old subtasks")
+    uids = {snapshot.uid for snapshot in old}
+    if len(uids) > 1:
+        raise ValueError(f"cannot redistribute snapshots of several operators together: {uids}")
+    uid = old[0].uid
+    if not 1 <= new_parallelism <= max_parallelism:
+        raise ValueError(
+            f"operator '{uid}' cannot restore at parallelism {new_parallelism}; "
+            f"choose one from 1 to its max parallelism {max_parallelism}"
+        )
+    return uid
+
+
+def _merge_key_groups(old: Sequence[OperatorSnapshot], max_parallelism: int) -> KeyGroups:
+    merged: KeyGroups = {}
+    for snapshot in old:
+        for group, states in snapshot.keyed.items():
+            _check_key_group(snapshot.uid, group, max_parallelism)
+            for name, table in states.items():
+                merged.setdefault(group, {}).setdefault(name, {}).update(table)
+    return merged
+
+
+def _check_key_group(uid: str, group: int, max_parallelism: int) -> None:
+    if not 0 <= group < max_parallelism:
+        raise ValueError(
+            f"operator '{uid}' has state in key group {group}, outside 0..{max_parallelism - 1}; "
+            "the max parallelism of an operator cannot change across a restore"
+        )
+
+
+def _owned(keyed: KeyGroups, groups: range) -> KeyGroups:
+    return {
+        group: {name: dict(table) for name, table in states.items()}
+        for group, states in keyed.items()
+        if group in groups
+    }
+
+
+def _concatenate(parts: Iterable[dict[str, list[Any]]]) -> dict[str, list[Any]]:
+    joined: dict[str, list[Any]] = {}
+    for states in parts:
+        for name, items in states.items():
+            joined.setdefault(name, []).extend(items)
+    return joined
+
+
+def _first_copies(parts: Iterable[dict[str, dict[Any, Any]]]) -> dict[str, dict[Any, Any]]:
+    first: dict[str, dict[Any, Any]] = {}
+    for states in parts:
+        for name, entries in states.items():
+            first.setdefault(name, entries)
+    return first

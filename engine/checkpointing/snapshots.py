@@ -1,0 +1,78 @@
+"""OperatorSnapshot: the state of one operator subtask at one checkpoint, and its encoding.
+
+Checkpoints encode snapshots with pickle (protocol 5): a checkpoint is read back only by the
+job that wrote it, with the same code. Savepoints, which people keep and move between
+versions, get a canonical format of their own.
+"""
+
+from __future__ import annotations
+
+import pickle
+from dataclasses import dataclass, field
+from typing import Any
+
+from lockgate.engine.checkpointing.errors import CorruptCheckpoint
+
+__all__ = [
+    "SINK_STATE",
+    "SPLITS_STATE",
+    "OperatorSnapshot",
+    "decode_snapshot",
+    "encode_snapshot",
+]
+
+SPLITS_STATE = "__splits__"
+"""The list state under which a source subtask stores its ``SourceSplit`` positions."""
+
+SINK_STATE = "__sink__"
+"""The list state under which a sink writer stores what ``snapshot_state`` returned."""
+
+_FORMAT = "lockgate-operator-snapshot/1"
+
+
+@dataclass(frozen=True)
+class OperatorSnapshot:
+    """The state of one subtask of the operator ``uid``, taken at one checkpoint.
+
+    ``keyed`` maps key group -> state name -> key -> value; every key sits in the key group
+    its hash assigns it, so keyed state moves between subtasks in whole key groups.
+    ``lists`` are list states split evenly on rescaling, ``unions`` list states every
+    subtask receives in full, and ``broadcast`` maps state name -> key -> value, identical
+    in every subtask. The snapshot is a copy: nothing the running operator does changes it.
+    """
+
+    uid: str
+    keyed: dict[int, dict[str, dict[Any, Any]]] = field(default_factory=dict)
+    lists: dict[str, list[Any]] = field(default_factory=dict)
+    unions: dict[str, list[Any]] = field(default_factory=dict)
+    broadcast: dict[str, dict[Any, Any]] = field(default_factory=dict)
+
+    @property
+    def is_empty(self) -> bool:
+        """Whether the snapshot holds no value at all (empty tables and lists count as none)."""
+        keyed_values = any(table for states in self.keyed.values() for table in states.values())
+        collections = (*self.lists.values(), *self.unions.values(), *self.broadcast.values())
+        return not keyed_values and not any(collections)
+
+
+def encode_snapshot(snapshot: OperatorSnapshot) -> bytes:
+    """Encode ``snapshot`` to bytes with pickle protocol 5."""
+    fields = (snapshot.uid, snapshot.keyed, snapshot.lists, snapshot.unions, snapshot.broadcast)
+    return pickle.dumps((_FORMAT, *fields), protocol=5)
+
+
+def decode_snapshot(data: bytes, *, location: str = "<bytes>") -> OperatorSnapshot:
+    """Decode bytes written by ``encode_snapshot``.
+
+    Raises:
+        CorruptCheckpoint: naming ``location`` when the bytes are not an encoded snapshot.
+    """
+    try:
+        # Unpickling runs code; checkpoints are read only by the job that wrote them.
+        decoded = pickle.loads(data)
+    except Exception as error:
+        raise CorruptCheckpoint(location, f"it cannot be unpickled ({error!r})") from error
+    if not (isinstance(decoded, tuple) and len(decoded) == 6 and decoded[0] == _FORMAT):
+        raise CorruptCheckpoint(location, "it does not hold an operator snapshot")
+    _, uid, keyed, lists, unions, broadcast = decoded
+    return OperatorSnapshot(uid, keyed, lists, unions, broadcast)

@@ -1,0 +1,73 @@
+"""CheckpointStorage: where checkpoints are written, found, read and discarded."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Protocol, runtime_checkable
+
+from lockgate.engine.checkpointing.errors import (
+    CheckpointNotFound,
+    CorruptCheckpoint,
+    UnsupportedCheckpointVersion,
+)
+from lockgate.engine.checkpointing.messages import StateHandle
+from lockgate.engine.checkpointing.metadata import CheckpointMetadata
+
+__all__ = ["CheckpointStorage", "newest_readable"]
+
+
+@runtime_checkable
+class CheckpointStorage(Protocol):
+    """Durable home of checkpoints: state files, then one metadata file per checkpoint.
+
+    A checkpoint exists once ``write_metadata`` has returned, and only then; state files
+    written for a checkpoint without metadata belong to no checkpoint. Everything read back
+    is checked against the size and checksum recorded when it was written, and a mismatch
+    raises ``CorruptCheckpoint`` naming the location.
+    """
+
+    async def write_state(
+        self, job: str, checkpoint_id: int, name: str, data: bytes
+    ) -> StateHandle:
+        """Store ``data`` as the file ``name`` of checkpoint ``checkpoint_id`` of ``job``."""
+        ...
+
+    async def read_state(self, handle: StateHandle) -> bytes:
+        """Return the bytes ``handle`` refers to, verified against its size and checksum."""
+        ...
+
+    async def write_metadata(self, metadata: CheckpointMetadata) -> str:
+        """Store ``metadata`` atomically and return its location; the checkpoint now exists."""
+        ...
+
+    async def read_metadata(self, location: str) -> CheckpointMetadata:
+        """Return the metadata at ``location`` (or in the checkpoint folder ``location``)."""
+        ...
+
+    async def latest(self, job: str) -> CheckpointMetadata | None:
+        """Return the metadata of the newest complete, readable checkpoint of ``job``."""
+        ...
+
+    async def completed(self, job: str) -> list[int]:
+        """Return the ids of ``job``'s checkpoints whose metadata was written, ascending."""
+        ...
+
+    async def discard(self, job: str, checkpoint_id: int) -> None:
+        """Remove every file of the checkpoint, with or without metadata; no-op if absent."""
+        ...
+
+
+async def newest_readable(
+    ids: list[int], read: Callable[[int], Awaitable[CheckpointMetadata]]
+) -> CheckpointMetadata | None:
+    """Return the metadata of the highest id in ``ids`` that ``read`` can read, or ``None``.
+
+    Corrupt metadata, metadata in a format version this lockgate cannot read, and metadata
+    removed meanwhile are skipped in favour of an older checkpoint.
+    """
+    for checkpoint_id in sorted(ids, reverse=True):
+        try:
+            return await read(checkpoint_id)
+        except (CheckpointNotFound, CorruptCheckpoint, UnsupportedCheckpointVersion):
+            continue
+    return None

@@ -1,0 +1,236 @@
+"""Checkpoint barrier alignment: which input channels a subtask reads, and when it snapshots.
+
+The pure core of Flink's ``CheckpointBarrierHandler``. A subtask's input gate hands every
+barrier and every end of input to a ``BarrierAligner``, stops reading the channels it
+reports blocked, and carries out the decisions it returns: snapshot (then forward the
+barrier) or decline a checkpoint with ``CheckpointFailureReason.ALIGNMENT_ABORTED``.
+It has no event loop and no clock: the subtask measures alignment time around the calls.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import TypeAlias
+
+from lockgate.engine.errors import EngineError
+from lockgate.engine.events import CheckpointBarrier
+
+__all__ = [
+    "AbortCheckpoint",
+    "AlignerStatistics",
+    "AlignmentMode",
+    "BarrierAligner",
+    "BarrierProtocolError",
+    "Decision",
+    "TriggerSnapshot",
+]
+
+
+class AlignmentMode(enum.Enum):
+    """Whether a channel that delivered a barrier waits for the others."""
+
+    ALIGNED = "aligned"
+    """Exactly-once: a channel is blocked from its barrier until every live channel has it."""
+
+    AT_LEAST_ONCE = "at_least_once"
+    """No channel is ever blocked; records behind a barrier may enter the snapshot's epoch."""
+
+
+@dataclass(frozen=True, slots=True)
+class TriggerSnapshot:
+    """Every live channel delivered ``barrier``: snapshot now, then forward the barrier."""
+
+    barrier: CheckpointBarrier
+
+
+@dataclass(frozen=True, slots=True)
+class AbortCheckpoint:
+    """This subtask abandons ``checkpoint_id``: decline it with ``ALIGNMENT_ABORTED``."""
+
+    checkpoint_id: int
+
+
+Decision: TypeAlias = TriggerSnapshot | AbortCheckpoint
+
+
+class BarrierProtocolError(EngineError, ValueError):
+    """A channel broke the barrier protocol, or the gate read a channel it must not read.
+
+    Raised for a second barrier of the same checkpoint on one channel, anything after a
+    channel's end of input, and channel numbers out of range. The aligner's state is left
+    as it was before the offending call.
+    """
+
+
+@dataclass(frozen=True, slots=True)
+class AlignerStatistics:
+    """A snapshot of an aligner's state.
+
+    ``blocked_channels`` is always empty in ``AT_LEAST_ONCE`` mode and is a subset of
+    ``live_channels``; ``pending_checkpoint`` is ``None`` or greater than ``last_triggered``.
+    """
+
+    mode: AlignmentMode
+    pending_checkpoint: int | None
+    blocked_channels: frozenset[int]
+    live_channels: frozenset[int]
+    last_triggered: int
+    aborted_count: int
+
+
+class BarrierAligner:
+    """Aligns the checkpoint barriers of a subtask's input channels.
+
+    At most one checkpoint is aligned at a time, and its id is greater than every id
+    triggered so far; ids are triggered in increasing order. ``TriggerSnapshot(n)`` is
+    returned exactly when every live channel (one that has not ended) has delivered
+    barrier ``n``. In ``ALIGNED`` mode the channels that delivered the pending barrier are
+    blocked, so no record behind barrier ``n`` is processed before snapshot ``n``; that is
+    the exactly-once guarantee. A channel that ended counts as aligned for the pending and
+    every later checkpoint, and is never blocked.
+    """
+
+    def __init__(self, channel_count: int, *, mode: AlignmentMode) -> None:
+        if channel_count < 1:
+            raise ValueError(f"a barrier aligner needs at least one channel; got {channel_count}")
+        self._channel_count = channel_count
+        self._mode = mode
+        self._live = set(range(channel_count))
+        self._pending: CheckpointBarrier | None = None
+        self._delivered: set[int] = set()
+        self._last_triggered = 0
+        self._aborted_count = 0
+
+    def on_barrier(self, channel: int, barrier: CheckpointBarrier) -> list[Decision]:
+        """Take the barrier ``channel`` delivered and say what the subtask must do.
+
+        Situations, by the barrier's checkpoint id ``n``:
+
+        - ``n`` is already triggered or older than the pending checkpoint: stale, ignored.
+        - ``n`` is the pending checkpoint: the channel has delivered it (and is blocked).
+        - ``n`` is newer than the pending checkpoint: the pending one is aborted, and the
+          alignment of ``n`` starts with this channel.
+
+        Returns:
+            ``AbortCheckpoint`` for an abandoned checkpoint, then ``TriggerSnapshot`` if
+            barrier ``n`` is now aligned; or nothing.
+
+        Raises:
+            BarrierProtocolError: the channel ended, does not exist, or already delivered
+                barrier ``n``.
+        """
+        checkpoint_id = barrier.checkpoint_id
+        self._check_live(channel, f"the barrier of checkpoint {checkpoint_id}")
+        if self._is_stale(checkpoint_id):
+            return []
+        self._check_first_delivery(channel, checkpoint_id)
+        decisions = self._abort_older_than(checkpoint_id)
+        if self._pending is None:
+            self._pending = barrier
+        self._delivered.add(channel)
+        return decisions + self._trigger_if_aligned()
+
+    def on_end_of_input(self, channel: int) -> list[Decision]:
+        """Take the end of ``channel``: it counts as aligned from now on.
+
+        Returns:
+            ``TriggerSnapshot`` if the end completes the pending alignment; or nothing.
+
+        Raises:
+            BarrierProtocolError: the channel already ended or does not exist.
+        """
+        self._check_live(channel, "EndOfInput")
+        self._live.discard(channel)
+        self._delivered.discard(channel)
+        return self._trigger_if_aligned()
+
+    def is_blocked(self, channel: int) -> bool:
+        """Tell whether the gate must stop reading ``channel`` for now."""
+        self._check_exists(channel)
+        return channel in self.blocked_channels
+
+    @property
+    def blocked_channels(self) -> frozenset[int]:
+        """The channels the gate must not read until the pending checkpoint triggers."""
+        if self._mode is AlignmentMode.AT_LEAST_ONCE:
+            return frozenset()
+        return frozenset(self._delivered)
+
+    @property
+    def pending_checkpoint(self) -> int | None:
+        """The id of the checkpoint being aligned, or ``None`` between alignments."""
+        return None if self._pending is None else self._pending.checkpoint_id
+
+    @property
+    def last_triggered(self) -> int:
+        """The newest checkpoint id triggered so far; 0 before the first."""
+        return self._last_triggered
+
+    def statistics(self) -> AlignerStatistics:
+        """Return the mode, the alignment in progress and the counters."""
+        return AlignerStatistics(
+            mode=self._mode,
+            pending_checkpoint=self.pending_checkpoint,
+            blocked_channels=self.blocked_channels,
+            live_channels=frozenset(self._live),
+            last_triggered=self._last_triggered,
+            aborted_count=self._aborted_count,
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"<BarrierAligner {self._mode.value} pending={self.pending_checkpoint}"
+            f" delivered={sorted(self._delivered)} blocked={sorted(self.blocked_channels)}"
+            f" live={sorted(self._live)}/{self._channel_count}"
+            f" last_triggered={self._last_triggered}>"
+        )
+
+    def _is_stale(self, checkpoint_id: int) -> bool:
+        pending = self.pending_checkpoint
+        return checkpoint_id <= self._last_triggered or (
+            pending is not None and checkpoint_id < pending
+        )
+
+    def _abort_older_than(self, checkpoint_id: int) -> list[Decision]:
+        if self._pending is None or self._pending.checkpoint_id == checkpoint_id:
+            return []
+        aborted = self._pending.checkpoint_id
+        self._reset()
+        self._aborted_count += 1
+        return [AbortCheckpoint(aborted)]
+
+    def _trigger_if_aligned(self) -> list[Decision]:
+        if self._pending is None or not self._live <= self._delivered:
+            return []
+        barrier = self._pending
+        self._last_triggered = barrier.checkpoint_id
+        self._reset()
+        return [TriggerSnapshot(barrier)]
+
+    def _reset(self) -> None:
+        self._pending = None
+        self._delivered.clear()
+
+    def _check_exists(self, channel: int) -> None:
+        if not 0 <= channel < self._channel_count:
+            raise BarrierProtocolError(
+                f"channel {channel} does not exist; this aligner has channels 0 to"
+                f" {self._channel_count - 1}"
+            )
+
+    def _check_live(self, channel: int, what: str) -> None:
+        self._check_exists(channel)
+        if channel not in self._live:
+            raise BarrierProtocolError(
+                f"channel {channel} delivered {what} after its EndOfInput;"
+                " nothing may follow the end of a channel"
+            )
+
+    def _check_first_delivery(self, channel: int, checkpoint_id: int) -> None:
+        if checkpoint_id == self.pending_checkpoint and channel in self._delivered:
+            raise BarrierProtocolError(
+                f"channel {channel} delivered the barrier of checkpoint {checkpoint_id} twice;"
+                " a channel carries one barrier per checkpoint, and the gate must not read"
+                " a blocked channel"
+            )

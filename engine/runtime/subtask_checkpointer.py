@@ -1,0 +1,121 @@
+"""SubtaskCheckpointer: how one subtask takes its part of a checkpoint.
+
+The synchronous part runs on the event loop between two batches and only takes consistent
+copies (copy-on-write state snapshots, source positions, the sink's pre-commit). The
+asynchronous part — grouping keyed state by key group, encoding, writing — runs in a task
+of the subtask's task group (its CPU work in a worker thread), so records keep flowing, and
+ends with an acknowledgement (or a decline) to the checkpoint coordinator.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+from typing import Any
+
+import anyio.to_thread
+from anyio.abc import TaskGroup
+
+from lockgate.actors import ActorRef
+from lockgate.engine.checkpointing.messages import (
+    AcknowledgeCheckpoint,
+    CheckpointFailureReason,
+    DeclineCheckpoint,
+    StateHandle,
+    SubtaskCheckpointStats,
+    SubtaskId,
+)
+from lockgate.engine.checkpointing.snapshots import OperatorSnapshot, encode_snapshot
+from lockgate.engine.checkpointing.storage import CheckpointStorage
+from lockgate.engine.clock import Clock
+from lockgate.engine.runtime.operators import StateCapture
+
+__all__ = ["CheckpointContext", "SubtaskCheckpointer"]
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointContext:
+    """What a subtask needs to take part in checkpoints: where to write, whom to tell."""
+
+    job_name: str
+    subtask: SubtaskId
+    storage: CheckpointStorage
+    coordinator: ActorRef[Any]
+    max_parallelism: int
+    clock: Clock
+
+
+class SubtaskCheckpointer:
+    """Writes a subtask's captured state for a checkpoint and acknowledges it.
+
+    At most one acknowledgement or decline is sent per checkpoint; a checkpoint id at or
+    below ``last_checkpoint_id`` is never snapshotted again.
+    """
+
+    def __init__(self, context: CheckpointContext) -> None:
+        self.context = context
+        self.last_checkpoint_id = 0
+
+    def accepts(self, checkpoint_id: int) -> bool:
+        """Whether a snapshot for ``checkpoint_id`` is still due (not taken before)."""
+        return checkpoint_id > self.last_checkpoint_id
+
+    def complete_async(
+        self,
+        group: TaskGroup,
+        checkpoint_id: int,
+        captures: list[StateCapture],
+        stats: SubtaskCheckpointStats,
+    ) -> None:
+        """Record the snapshot as taken and start its asynchronous part in ``group``."""
+        self.last_checkpoint_id = checkpoint_id
+        group.start_soon(self._write_and_acknowledge, checkpoint_id, captures, stats)
+
+    def decline(self, checkpoint_id: int, reason: CheckpointFailureReason, message: str) -> None:
+        """Tell the coordinator this subtask will not take part in ``checkpoint_id``."""
+        self.last_checkpoint_id = max(self.last_checkpoint_id, checkpoint_id)
+        self.context.coordinator.tell_control(
+            DeclineCheckpoint(checkpoint_id, self.context.subtask, reason, message)
+        )
+
+    async def _write_and_acknowledge(
+        self, checkpoint_id: int, captures: list[StateCapture], stats: SubtaskCheckpointStats
+    ) -> None:
+        started = self.context.clock.now()
+        try:
+            handles = await self._write(checkpoint_id, captures)
+        except Exception as error:  # a storage failure declines; it does not fail the job
+            self.decline(checkpoint_id, CheckpointFailureReason.STORAGE_FAILED, repr(error))
+            return
+        size = sum(handle.size for handle in handles.values())
+        duration = self.context.clock.now() - started
+        final_stats = SubtaskCheckpointStats(
+            start_delay=stats.start_delay,
+            alignment_duration=stats.alignment_duration,
+            sync_duration=stats.sync_duration,
+            async_duration=duration,
+            state_size=size,
+        )
+        self.context.coordinator.tell_control(
+            AcknowledgeCheckpoint(checkpoint_id, self.context.subtask, handles, final_stats)
+        )
+
+    async def _write(
+        self, checkpoint_id: int, captures: list[StateCapture]
+    ) -> dict[str, StateHandle]:
+        handles: dict[str, StateHandle] = {}
+        max_parallelism = self.context.max_parallelism
+        for capture in captures:
+            snapshot = await anyio.to_thread.run_sync(capture.materialize, max_parallelism)
+            if snapshot.is_empty:
+                continue
+            data = await anyio.to_thread.run_sync(encode_snapshot, snapshot)
+            handles[capture.uid] = await self.context.storage.write_state(
+                self.context.job_name, checkpoint_id, self._file_name(snapshot), data
+            )
+        return handles
+
+    def _file_name(self, snapshot: OperatorSnapshot) -> str:
+        safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in snapshot.uid)
+        tag = zlib.crc32(snapshot.uid.encode())
+        return f"{safe}-{tag:08x}-{self.context.subtask.subtask_index}"

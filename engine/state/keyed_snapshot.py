@@ -1,0 +1,82 @@
+"""KeyedStateSnapshot: a consistent copy of a keyed state store, split by key group later."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from lockgate.engine.partitioning import key_group_for
+
+__all__ = ["KeyedStateSnapshot"]
+
+KeyGroups = dict[int, dict[str, dict[Any, Any]]]
+
+
+class KeyedStateSnapshot:
+    """The keyed state of one subtask as it was when ``KeyedStateStore.snapshot`` returned.
+
+    Invariant: it never changes. It holds shallow copies of the store's tables, and the store
+    never changes a value or container those copies reference (values are replaced wholesale,
+    containers are copied on their first write after the snapshot). So ``by_key_group`` may
+    run in a worker thread while the event loop keeps writing to the store.
+    """
+
+    __slots__ = ("_plain", "_tables")
+
+    def __init__(
+        self, tables: dict[str, dict[Any, Any]], plain: Mapping[str, Callable[[Any], Any]]
+    ) -> None:
+        """Wrap ``tables`` (private copies) whose ``plain`` names hold ``StateEntry`` values."""
+        self._tables = tables
+        self._plain = dict(plain)
+
+    @property
+    def state_names(self) -> frozenset[str]:
+        """The names of the states that hold at least one key."""
+        return frozenset(self._tables)
+
+    def by_key_group(self, max_parallelism: int) -> KeyGroups:
+        """Return key group -> state name -> key -> plain value.
+
+        Lists and maps come out as new plain ``list`` and ``dict`` objects; other values are
+        the stored objects themselves (treat them as read-only). States without keys in a
+        key group are absent from it, and key groups without state are absent.
+        """
+        if max_parallelism < 1:
+            raise ValueError(f"max_parallelism must be at least 1; got {max_parallelism}")
+        groups: KeyGroups = {}
+        group_of = _key_group_cache(max_parallelism)
+        for name, table in self._tables.items():
+            for group, part in self._split(name, table, group_of).items():
+                groups.setdefault(group, {})[name] = part
+        return groups
+
+    def _split(
+        self, name: str, table: dict[Any, Any], group_of: Callable[[Any], int]
+    ) -> dict[int, dict[Any, Any]]:
+        to_plain = self._plain.get(name)
+        parts: dict[int, dict[Any, Any]] = {}
+        for key, value in table.items():
+            group = group_of(key)
+            part = parts.get(group)
+            if part is None:
+                part = parts[group] = {}
+            part[key] = value if to_plain is None else to_plain(value.value)
+        return parts
+
+    def __repr__(self) -> str:
+        sizes = ", ".join(f"{name}={len(table)}" for name, table in self._tables.items())
+        return f"<KeyedStateSnapshot {sizes or 'empty'}>"
+
+
+def _key_group_cache(max_parallelism: int) -> Callable[[Any], int]:
+    # A key usually holds several states; its stable hash is computed once per snapshot.
+    cache: dict[Any, int] = {}
+
+    def group_of(key: Any) -> int:
+        group = cache.get(key)
+        if group is None:
+            group = cache[key] = key_group_for(key, max_parallelism)
+        return group
+
+    return group_of

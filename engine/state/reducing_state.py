@@ -1,0 +1,45 @@
+"""ReducingState: per key, one value that a reduce function folds new values into."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
+
+from lockgate.engine.state.scope import StateScope
+
+__all__ = ["ReducingState"]
+
+V = TypeVar("V")
+
+_MISSING: Any = object()
+
+
+class ReducingState(Generic[V]):
+    """Per key, ``reduce(previous, value)`` over every value added since the last ``clear``.
+
+    The reduced value is replaced wholesale on each ``add``, so the reduce function must
+    return a value rather than change ``previous`` in place (a snapshot may hold it).
+    """
+
+    __slots__ = ("_reduce", "_scope", "_table")
+
+    def __init__(
+        self, scope: StateScope, table: dict[Any, Any], reduce_function: Callable[[V, V], V]
+    ) -> None:
+        self._scope = scope
+        self._table = table
+        self._reduce = reduce_function
+
+    def get(self) -> V | None:
+        """Return the current key's reduced value, or ``None`` if nothing was added."""
+        return self._table.get(self._scope.current_key)
+
+    def add(self, value: V) -> None:
+        """Fold ``value`` into the current key's reduced value."""
+        key = self._scope.current_key
+        previous = self._table.get(key, _MISSING)
+        self._table[key] = value if previous is _MISSING else self._reduce(previous, value)
+
+    def clear(self) -> None:
+        """Remove the current key's reduced value."""
+        self._table.pop(self._scope.current_key, None)

@@ -1,0 +1,273 @@
+"""Test doubles for lockgate jobs, shipped for users' own tests as Flink ships its harnesses.
+
+- ``FailOnce``: a failure sentinel that fires exactly once across attempts, from a
+  ``CollectionSource``'s elements or from a user function (``fail.maybe_fire()``).
+- ``AwaitCheckpoint``: a sentinel at which a ``CollectionSource``'s reader waits until a
+  checkpoint completes, so a failure placed after it comes after a completed checkpoint.
+- ``RecordingTwoPhaseCommitSink``: a two-phase-commit sink that records every call and shows
+  exactly which records committed, so exactly-once can be asserted as exact lists.
+- ``ManualClock``: a clock that moves only when the test advances it.
+
+Exactly-once is tested as Flink does: inject a failure once, after at least one completed
+checkpoint, assert ``fail.fired`` (so a test cannot pass without failing), and compare the
+committed records with the exact expected list.
+"""
+
+from __future__ import annotations
+
+import collections
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from lockgate.engine.clock import ManualClock
+from lockgate.engine.sinks import SinkContext, TwoPhaseCommitSink
+from lockgate.engine.transactions import TransactionStatus
+
+__all__ = [
+    "AwaitCheckpoint",
+    "FailOnce",
+    "InjectedFailure",
+    "ManualClock",
+    "RecordingTransaction",
+    "RecordingTwoPhaseCommitSink",
+    "TransactionEvent",
+]
+
+T = TypeVar("T")
+
+OPEN, PRE_COMMITTED = TransactionStatus.OPEN, TransactionStatus.PRE_COMMITTED
+COMMITTED, ABORTED = TransactionStatus.COMMITTED, TransactionStatus.ABORTED
+
+
+class InjectedFailure(Exception):
+    """A failure a test injected on purpose with ``FailOnce``; nothing is actually broken."""
+
+
+class AwaitCheckpoint:
+    """A sentinel at which a ``CollectionSource`` reader waits for a completed checkpoint.
+
+    The reader returns the records before it, then waits until a checkpoint completes after
+    it got there, then reads on; once passed, replays skip it. Placed before a ``FailOnce``,
+    it guarantees the failure comes after at least one completed checkpoint and at least one
+    record after it, however fast the job runs. Shared, like ``FailOnce``, by every copy.
+    """
+
+    def __init__(self) -> None:
+        self.passed = False
+
+    def __copy__(self) -> AwaitCheckpoint:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> AwaitCheckpoint:
+        return self
+
+    def __repr__(self) -> str:
+        return f"<AwaitCheckpoint passed={self.passed}>"
+
+
+class FailOnce:
+    """A failure that fires exactly once, however often a job replays past it.
+
+    Put it among a ``CollectionSource``'s elements (the reader raises ``InjectedFailure``
+    when it reaches it, and skips it once fired), or call ``maybe_fire()`` from a user
+    function. The flag lives in this object, shared by every attempt of a job in the
+    process: the first call raises, every later one does nothing. Assert ``fired`` at the
+    end of a test, so that a failure that never happened cannot pass unnoticed.
+    """
+
+    def __init__(self, name: str = "injected failure") -> None:
+        self._name = name
+        self._fired = False
+
+    @property
+    def name(self) -> str:
+        """What the failure is called in its error message."""
+        return self._name
+
+    @property
+    def fired(self) -> bool:
+        """Whether the failure has fired."""
+        return self._fired
+
+    def __copy__(self) -> FailOnce:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> FailOnce:
+        # One sentinel is shared by every subtask's copy of a function, so it fires once.
+        return self
+
+    def maybe_fire(self) -> None:
+        """Raise ``InjectedFailure`` the first time; do nothing after.
+
+        Raises:
+            InjectedFailure: on the first call only.
+        """
+        if not self._fired:
+            self._fired = True
+            raise InjectedFailure(f"{self._name} (FailOnce fires once; it will not fire again)")
+
+    def __repr__(self) -> str:
+        return f"<FailOnce {self._name!r} fired={self._fired}>"
+
+
+@dataclass(slots=True)
+class RecordingTransaction(Generic[T]):
+    """A transaction of ``RecordingTwoPhaseCommitSink``: plain data, its records inside.
+
+    ``transaction_id`` is ``"<job>/<attempt>/<subtask>/<n>"``: attempts and subtasks never
+    share an id.
+    """
+
+    transaction_id: str
+    records: list[T] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class TransactionEvent(Generic[T]):
+    """One call a ``RecordingTwoPhaseCommitSink`` received.
+
+    ``method`` is the sink method's name, ``transaction_id`` the transaction it was given,
+    and ``records`` what a ``write`` wrote (empty for every other method).
+    """
+
+    method: str
+    transaction_id: str
+    records: tuple[T, ...] = ()
+
+
+class RecordingTwoPhaseCommitSink(TwoPhaseCommitSink[T, RecordingTransaction[T]]):
+    """A two-phase-commit sink that keeps committed records in memory and logs every call.
+
+    ``committed`` holds the records of committed transactions, in commit order; records of
+    open, pre-committed or aborted transactions never appear there. Commit and abort are
+    idempotent (a second call is logged and changes nothing). Every transaction's status
+    follows ``TransactionStatus``: a writer that commits an aborted transaction, aborts a
+    committed one or writes to a pre-committed one raises, so the double also checks the
+    protocol. The sink may be shared by all subtasks and all attempts of a job.
+    """
+
+    def __init__(self) -> None:
+        self._committed: list[T] = []
+        self._events: list[TransactionEvent[T]] = []
+        self._statuses: dict[str, TransactionStatus] = {}
+        self._commit_order: list[str] = []
+        self._counters: collections.Counter[tuple[str, int, int]] = collections.Counter()
+
+    @property
+    def committed(self) -> list[T]:
+        """The records of committed transactions, in commit order."""
+        return list(self._committed)
+
+    @property
+    def events(self) -> list[TransactionEvent[T]]:
+        """Every call received, in order."""
+        return list(self._events)
+
+    @property
+    def open_transactions(self) -> list[str]:
+        """Ids of transactions begun and not yet ended: open or pre-committed."""
+        return [tid for tid, status in self._statuses.items() if not status.is_terminal]
+
+    @property
+    def pre_committed(self) -> list[str]:
+        """Ids of pre-committed transactions still waiting for their checkpoint."""
+        return self._with_status(PRE_COMMITTED)
+
+    @property
+    def committed_transactions(self) -> list[str]:
+        """Ids of committed transactions, in commit order."""
+        return list(self._commit_order)
+
+    @property
+    def aborted(self) -> list[str]:
+        """Ids of aborted transactions."""
+        return self._with_status(ABORTED)
+
+    def status(self, transaction_id: str) -> TransactionStatus:
+        """Return the status of a transaction this sink has seen.
+
+        Raises:
+            KeyError: the sink never saw ``transaction_id``.
+        """
+        return self._statuses[transaction_id]
+
+    def calls(self, method: str) -> list[str]:
+        """Return the transaction ids passed to ``method``, in call order."""
+        return [event.transaction_id for event in self._events if event.method == method]
+
+    async def begin_transaction(self, context: SinkContext) -> RecordingTransaction[T]:
+        """Begin a transaction whose id is fenced by job, attempt and subtask."""
+        fence = (context.job_name, context.attempt, context.subtask_index)
+        self._counters[fence] += 1
+        transaction_id = "/".join(str(part) for part in (*fence, self._counters[fence]))
+        txn: RecordingTransaction[T] = RecordingTransaction(transaction_id)
+        self._statuses[txn.transaction_id] = OPEN
+        self._record("begin_transaction", txn)
+        return txn
+
+    async def write(self, txn: RecordingTransaction[T], records: list[T]) -> None:
+        """Add ``records`` to the open ``txn``."""
+        status = self._statuses.get(txn.transaction_id, OPEN)
+        if status is not OPEN:
+            raise RuntimeError(
+                f"write to transaction {txn.transaction_id!r}, which is {status.name}; "
+                "only an OPEN transaction takes records"
+            )
+        txn.records.extend(records)
+        self._events.append(TransactionEvent("write", txn.transaction_id, tuple(records)))
+
+    async def pre_commit(self, txn: RecordingTransaction[T]) -> None:
+        """Mark ``txn`` pre-committed."""
+        self._record("pre_commit", txn)
+        self._advance(txn, OPEN, PRE_COMMITTED)
+
+    async def commit(self, txn: RecordingTransaction[T]) -> None:
+        """Append the records of ``txn`` to ``committed``, unless it is committed already."""
+        self._record("commit", txn)
+        self._commit(txn)
+
+    async def abort(self, txn: RecordingTransaction[T]) -> None:
+        """Mark ``txn`` aborted; its records are dropped."""
+        self._record("abort", txn)
+        self._abort(txn)
+
+    async def recover_and_commit(self, txn: RecordingTransaction[T]) -> None:
+        """Commit ``txn`` restored from a checkpoint, unless it is committed already."""
+        self._record("recover_and_commit", txn)
+        self._commit(txn)
+
+    async def recover_and_abort(self, txn: RecordingTransaction[T]) -> None:
+        """Abort ``txn`` restored as open from a checkpoint."""
+        self._record("recover_and_abort", txn)
+        self._abort(txn)
+
+    def _commit(self, txn: RecordingTransaction[T]) -> None:
+        # A transaction this sink never saw comes from a checkpoint: it was pre-committed.
+        if self._statuses.get(txn.transaction_id) is COMMITTED:
+            return
+        self._advance(txn, PRE_COMMITTED, COMMITTED)
+        self._committed.extend(txn.records)
+        self._commit_order.append(txn.transaction_id)
+
+    def _abort(self, txn: RecordingTransaction[T]) -> None:
+        if self._statuses.get(txn.transaction_id) is ABORTED:
+            return
+        self._advance(txn, OPEN, ABORTED)
+
+    def _advance(
+        self, txn: RecordingTransaction[T], unseen: TransactionStatus, target: TransactionStatus
+    ) -> None:
+        current = self._statuses.get(txn.transaction_id, unseen)
+        self._statuses[txn.transaction_id] = current.advance(target)
+
+    def _record(self, method: str, txn: RecordingTransaction[T]) -> None:
+        self._events.append(TransactionEvent(method, txn.transaction_id))
+
+    def _with_status(self, status: TransactionStatus) -> list[str]:
+        return [tid for tid, current in self._statuses.items() if current is status]
+
+    def __repr__(self) -> str:
+        return (
+            f"<RecordingTwoPhaseCommitSink committed={len(self._committed)} "
+            f"open={len(self.open_transactions)} events={len(self._events)}>"
+        )
