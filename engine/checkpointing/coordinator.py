@@ -123,6 +123,12 @@ class CheckpointCoordinator(Actor[Any]):
             await super().run()
             group.cancel_scope.cancel()
 
+    async def on_stop(self) -> None:
+        """Abort the checkpoints that can no longer complete, deleting what they wrote."""
+        self._final_id = None
+        for checkpoint_id in list(self._pending):
+            await self._abort(checkpoint_id, CheckpointFailureReason.JOB_ENDED)
+
     async def on_control(self, message: Any) -> Any:
         """Dispatch one protocol message."""
         match message:

@@ -92,7 +92,15 @@ class Operator:
 
     def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
         """Tell the user function, if it listens, that ``checkpoint_id`` completed."""
-        listener = getattr(self.function, "notify_checkpoint_complete", None)
+        self._tell_function("notify_checkpoint_complete", checkpoint_id)
+
+    def notify_checkpoint_aborted(self, checkpoint_id: int) -> None:
+        """Tell the user function, if it listens, that ``checkpoint_id`` was aborted."""
+        self._tell_function("notify_checkpoint_aborted", checkpoint_id)
+
+    def _tell_function(self, method: str, checkpoint_id: int) -> None:
+        # Flink's CheckpointListener: any user function may define these two methods.
+        listener = getattr(self.function, method, None)
         if callable(listener):
             listener(checkpoint_id)
 

@@ -197,7 +197,7 @@ class SubtaskActor(Actor[Any]):
             case NotifyCheckpointComplete(checkpoint_id=checkpoint_id):
                 await self._notify_complete(checkpoint_id)
             case NotifyCheckpointAborted(checkpoint_id=checkpoint_id):
-                await self.tail.notify_checkpoint_aborted(checkpoint_id)
+                await self._notify_aborted(checkpoint_id)
             case other:
                 raise TypeError(f"subtask '{self.name}' got unknown control message {other!r}")
         return False
@@ -235,6 +235,12 @@ class SubtaskActor(Actor[Any]):
                 operator.notify_checkpoint_complete(checkpoint_id)
         await self.head.notify_checkpoint_complete(checkpoint_id)
         await self.tail.notify_checkpoint_complete(checkpoint_id)
+
+    async def _notify_aborted(self, checkpoint_id: int) -> None:
+        for operator, scope in self._stages:
+            with scope:
+                operator.notify_checkpoint_aborted(checkpoint_id)
+        await self.tail.notify_checkpoint_aborted(checkpoint_id)
 
     def _runtime_context(self, operator: Operator) -> RuntimeContext:
         settings = self.settings
