@@ -37,10 +37,13 @@ lint: install-dev
 	$(BIN)/ruff format --check .
 
 pytest: install-dev
-	$(BIN)/pytest
+	scripts/with-services $(BIN)/pytest
 
+# Tests run against real PostgreSQL, Redis and an S3 server (moto), started and stopped by
+# scripts/with-services; with CI=true a service that is missing fails the run.
 test: install-dev
-	$(BIN)/pytest
+	scripts/install-services
+	scripts/with-services $(BIN)/pytest
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(MAKE) --no-print-directory typecheck

@@ -25,7 +25,14 @@ from lockgate.engine.errors import (
     SourceError,
 )
 from lockgate.engine.events import CheckpointBarrier, EndOfInput, Watermark
-from lockgate.engine.functions import KeyedProcessFunction, ProcessContext, RuntimeContext
+from lockgate.engine.functions import (
+    CheckpointedFunction,
+    FunctionInitializationContext,
+    FunctionSnapshotContext,
+    KeyedProcessFunction,
+    ProcessContext,
+    RuntimeContext,
+)
 from lockgate.engine.job_status import JobStatus
 from lockgate.engine.metrics import JobMetrics, SubtaskMetrics
 from lockgate.engine.partitioning import key_group_for, stable_hash, subtask_for_key_group
@@ -40,10 +47,36 @@ from lockgate.engine.sinks import (
     TwoPhaseCommitWriter,
 )
 from lockgate.engine.sources import Source, SourceContext, SourceReader, SourceSplit
-from lockgate.engine.state import ValueState, ValueStateDescriptor
+from lockgate.engine.state import (
+    AggregateFunction,
+    AggregatingState,
+    AggregatingStateDescriptor,
+    ListState,
+    ListStateDescriptor,
+    MapState,
+    MapStateDescriptor,
+    OperatorStateStore,
+    ReducingState,
+    ReducingStateDescriptor,
+    ValueState,
+    ValueStateDescriptor,
+)
 from lockgate.engine.stream import DataStream, DataStreamSink, KeyedStream
 
 __all__ = [
+    "AggregateFunction",
+    "AggregatingState",
+    "AggregatingStateDescriptor",
+    "CheckpointedFunction",
+    "FunctionInitializationContext",
+    "FunctionSnapshotContext",
+    "ListState",
+    "ListStateDescriptor",
+    "MapState",
+    "MapStateDescriptor",
+    "OperatorStateStore",
+    "ReducingState",
+    "ReducingStateDescriptor",
     "CheckpointConfig",
     "CheckpointError",
     "CheckpointFailureReason",
