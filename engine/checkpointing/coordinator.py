@@ -107,6 +107,7 @@ class CheckpointCoordinator(Actor[Any]):
     def __init__(self, setup: CoordinatorSetup) -> None:
         self.setup = setup
         self._pending: dict[int, PendingCheckpoint] = {}
+        self._timeouts: dict[int, anyio.CancelScope] = {}
         self._tickets: dict[int, list[CheckpointTicket]] = {}
         self._finished: set[SubtaskId] = set()
         self._final_id: int | None = None
@@ -181,9 +182,18 @@ class CheckpointCoordinator(Actor[Any]):
         return not paused and not busy and self._final_id is None
 
     async def _expire(self, checkpoint_id: int) -> None:
-        await self.setup.clock.sleep(self.setup.config.timeout)
-        if checkpoint_id in self._pending:
+        with anyio.CancelScope() as scope:
+            self._timeouts[checkpoint_id] = scope
+            await self.setup.clock.sleep(self.setup.config.timeout)
+        if not scope.cancel_called and checkpoint_id in self._pending:
             await self._abort(checkpoint_id, CheckpointFailureReason.TIMEOUT)
+
+    def _forget(self, checkpoint_id: int) -> PendingCheckpoint | None:
+        # A checkpoint that completed or aborted needs no timeout task any more.
+        timeout = self._timeouts.pop(checkpoint_id, None)
+        if timeout is not None:
+            timeout.cancel()
+        return self._pending.pop(checkpoint_id, None)
 
     async def _on_acknowledge(self, ack: AcknowledgeCheckpoint) -> None:
         pending = self._pending.get(ack.checkpoint_id)
@@ -195,13 +205,12 @@ class CheckpointCoordinator(Actor[Any]):
 
     async def _complete(self, pending: PendingCheckpoint) -> None:
         setup = self.setup
-        del self._pending[pending.checkpoint_id]
+        self._forget(pending.checkpoint_id)  # no timeout may abort it while it is written
         metadata = pending.to_metadata(setup.job_name, setup.max_parallelism)
         try:
             location = await setup.storage.write_metadata(metadata)
         except Exception as error:
-            self._pending[pending.checkpoint_id] = pending
-            await self._abort(pending.checkpoint_id, CheckpointFailureReason.STORAGE_FAILED, error)
+            await self._aborted(pending, CheckpointFailureReason.STORAGE_FAILED, error)
             return
         completed = pending.to_completed(location, setup.clock.now())
         await self._register(completed)
@@ -227,9 +236,17 @@ class CheckpointCoordinator(Actor[Any]):
         reason: CheckpointFailureReason,
         error: BaseException | None = None,
     ) -> None:
-        pending = self._pending.pop(checkpoint_id, None)
-        if pending is None:
-            return
+        pending = self._forget(checkpoint_id)
+        if pending is not None:
+            await self._aborted(pending, reason, error)
+
+    async def _aborted(
+        self,
+        pending: PendingCheckpoint,
+        reason: CheckpointFailureReason,
+        error: BaseException | None,
+    ) -> None:
+        checkpoint_id = pending.checkpoint_id
         pending.abort(reason)
         self.setup.statistics.on_aborted(pending, reason, self.setup.clock.now())
         self._notify(NotifyCheckpointAborted(checkpoint_id, reason))
