@@ -63,6 +63,9 @@ class SourceReader(ABC, Generic[T]):
     async def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
         """Checkpoint ``checkpoint_id`` is complete (e.g. acknowledge input up to it)."""
 
+    async def notify_checkpoint_aborted(self, checkpoint_id: int) -> None:
+        """Checkpoint ``checkpoint_id`` will never complete."""
+
     async def close(self) -> None:
         """Release resources; called once, also after a failure."""
 

@@ -30,6 +30,7 @@ from lockgate.engine.checkpointing.pending import PendingCheckpoint
 from lockgate.engine.checkpointing.storage import CheckpointStorage
 from lockgate.engine.clock import Clock
 from lockgate.engine.errors import CheckpointError
+from lockgate.engine.runtime.scope import single_error
 
 __all__ = ["CheckpointCoordinator", "CheckpointRequest", "CheckpointTicket", "CoordinatorSetup"]
 
@@ -117,12 +118,18 @@ class CheckpointCoordinator(Actor[Any]):
 
     async def run(self) -> None:
         """Handle protocol messages; trigger periodic checkpoints in the background."""
-        async with anyio.create_task_group() as group:
-            self._group = group
-            if self.setup.config.interval is not None:
-                group.start_soon(self._trigger_periodically)
-            await super().run()
-            group.cancel_scope.cancel()
+        failure: BaseException | None = None
+        try:
+            async with anyio.create_task_group() as group:
+                self._group = group
+                if self.setup.config.interval is not None:
+                    group.start_soon(self._trigger_periodically)
+                await super().run()
+                group.cancel_scope.cancel()
+        except BaseExceptionGroup as errors:
+            failure = single_error(errors)
+        if failure is not None:
+            raise failure
 
     async def on_stop(self) -> None:
         """Abort the checkpoints that can no longer complete, deleting what they wrote."""
@@ -136,7 +143,8 @@ class CheckpointCoordinator(Actor[Any]):
             case AcknowledgeCheckpoint():
                 await self._on_acknowledge(message)
             case DeclineCheckpoint():
-                await self._abort(message.checkpoint_id, message.reason)
+                detail = f"subtask {message.subtask} declined it: {message.message}"
+                await self._abort(message.checkpoint_id, message.reason, detail=detail)
             case SubtaskFinished():
                 self._on_finished(message.subtask)
             case CheckpointRequest():
@@ -235,23 +243,29 @@ class CheckpointCoordinator(Actor[Any]):
         checkpoint_id: int,
         reason: CheckpointFailureReason,
         error: BaseException | None = None,
+        *,
+        detail: str = "",
     ) -> None:
         pending = self._forget(checkpoint_id)
         if pending is not None:
-            await self._aborted(pending, reason, error)
+            await self._aborted(pending, reason, error, detail=detail)
 
     async def _aborted(
         self,
         pending: PendingCheckpoint,
         reason: CheckpointFailureReason,
         error: BaseException | None,
+        *,
+        detail: str = "",
     ) -> None:
         checkpoint_id = pending.checkpoint_id
-        pending.abort(reason)
+        detail = detail or (repr(error) if error else "")
+        pending.abort(reason, message=detail)
         self.setup.statistics.on_aborted(pending, reason, self.setup.clock.now())
         self._notify(NotifyCheckpointAborted(checkpoint_id, reason))
         await self.setup.storage.discard(self.setup.job_name, checkpoint_id)
-        failure = CheckpointError(checkpoint_id, reason, error)
+        message = f"{reason.value}: {detail}" if detail else None
+        failure = CheckpointError(checkpoint_id, reason, error, message=message)
         for ticket in self._tickets.pop(checkpoint_id, []):
             ticket.fail(failure)
         self._count_failure(reason, failure)

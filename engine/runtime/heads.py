@@ -38,6 +38,9 @@ class Head(Protocol):
     async def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
         """Tell a source that ``checkpoint_id`` completed."""
 
+    async def notify_checkpoint_aborted(self, checkpoint_id: int) -> None:
+        """Tell a source that ``checkpoint_id`` was aborted."""
+
     def alignment_started_at(self, checkpoint_id: int, *, default: float) -> float:
         """When the first barrier of ``checkpoint_id`` arrived, or ``default``."""
 
@@ -71,6 +74,9 @@ class GateHead:
         return None
 
     async def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
+        """Nothing to tell."""
+
+    async def notify_checkpoint_aborted(self, checkpoint_id: int) -> None:
         """Nothing to tell."""
 
     def alignment_started_at(self, checkpoint_id: int, *, default: float) -> float:
@@ -152,6 +158,11 @@ class SourceHead:
         """Tell the reader that ``checkpoint_id`` completed."""
         with self._scope:
             await self.reader.notify_checkpoint_complete(checkpoint_id)
+
+    async def notify_checkpoint_aborted(self, checkpoint_id: int) -> None:
+        """Tell the reader that ``checkpoint_id`` was aborted."""
+        with self._scope:
+            await self.reader.notify_checkpoint_aborted(checkpoint_id)
 
     @property
     def buffered(self) -> int:

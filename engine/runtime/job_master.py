@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import anyio
+
 from lockgate.actors import ActorCrashed, ActorSystem
 from lockgate.engine.checkpointing.completed import (
     CheckpointStatistics,
@@ -26,6 +28,7 @@ from lockgate.engine.planning import ExecutionPlan
 from lockgate.engine.restart import RestartStrategy
 from lockgate.engine.runtime.deployment import Attempt, Deployment, RuntimeOptions, deploy
 from lockgate.engine.runtime.restore_loader import load_restored_state
+from lockgate.engine.runtime.scope import single_error
 
 __all__ = ["JobMaster", "JobSettings"]
 
@@ -70,10 +73,19 @@ class JobMaster:
         self._system: ActorSystem | None = None
         self._coordinator: Any = None
         self._setup: CoordinatorSetup | None = None
+        self._coordinator_ready = anyio.Event()
+        self._ended = False
         self._cancelled = False
 
     async def run(self) -> bool:
         """Run the job to its end; return ``True`` if it finished, ``False`` if cancelled."""
+        try:
+            return await self._run_attempts()
+        finally:
+            self._ended = True
+            self._coordinator_ready.set()
+
+    async def _run_attempts(self) -> bool:
         tracker = self.settings.restart_strategy.tracker()
         clock = self.options.clock
         while True:
@@ -97,9 +109,13 @@ class JobMaster:
             self._system.cancel()
 
     async def trigger_checkpoint(self) -> CheckpointTicket:
-        """Start a checkpoint now; the ticket resolves when it completes or fails."""
-        if self._coordinator is None:
-            raise JobError(f"job '{self.name}' is not running; no checkpoint can be taken")
+        """Start a checkpoint as soon as the current attempt runs; the ticket resolves when it
+        completes or fails.
+        """
+        while self._coordinator is None:
+            if self._ended:
+                raise JobError(f"job '{self.name}' has ended; no checkpoint can be taken")
+            await self._coordinator_ready.wait()
         ticket: CheckpointTicket = await self._coordinator.ask_control(CheckpointRequest())
         return ticket
 
@@ -127,6 +143,7 @@ class JobMaster:
         finally:
             self._system = None
             self._coordinator = None
+            self._coordinator_ready = anyio.Event()
             if self._setup is not None:
                 self._next_checkpoint_id = self._setup.next_checkpoint_id
         if failure is not None:
@@ -143,6 +160,7 @@ class JobMaster:
     def _deploy(self, system: ActorSystem, restored: dict[str, Any]) -> None:
         setup = self._coordinator_setup()
         self._coordinator = system.spawn(CheckpointCoordinator(setup), name="coordinator")
+        self._coordinator_ready.set()
         attempt = Attempt(
             self.name, self.attempt_number, self.settings.storage, self._coordinator, restored
         )
@@ -174,6 +192,8 @@ class JobMaster:
 
 def _job_failure(crash: ActorCrashed) -> BaseException:
     cause = crash.__cause__
+    if isinstance(cause, BaseExceptionGroup):
+        cause = single_error(cause)
     if isinstance(cause, JobError):
         return cause
     if isinstance(cause, EngineError):

@@ -175,9 +175,7 @@ class SubtaskActor(Actor[Any]):
     async def _finish(self) -> None:
         await self.tail.end_input()
         self.finished = True
-        self.checkpointer.context.coordinator.tell_control(
-            SubtaskFinished(self.settings.subtask_id)
-        )
+        self.checkpointer.tell_coordinator(SubtaskFinished(self.settings.subtask_id))
 
     async def _wait_idle(self) -> None:
         started = self.settings.clock.now()
@@ -240,6 +238,7 @@ class SubtaskActor(Actor[Any]):
         for operator, scope in self._stages:
             with scope:
                 operator.notify_checkpoint_aborted(checkpoint_id)
+        await self.head.notify_checkpoint_aborted(checkpoint_id)
         await self.tail.notify_checkpoint_aborted(checkpoint_id)
 
     def _runtime_context(self, operator: Operator) -> RuntimeContext:

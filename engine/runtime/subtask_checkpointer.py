@@ -9,6 +9,7 @@ ends with an acknowledgement (or a decline) to the checkpoint coordinator.
 
 from __future__ import annotations
 
+import contextlib
 import zlib
 from dataclasses import dataclass
 from typing import Any
@@ -16,7 +17,7 @@ from typing import Any
 import anyio.to_thread
 from anyio.abc import TaskGroup
 
-from lockgate.actors import ActorRef
+from lockgate.actors import ActorRef, ActorStopped
 from lockgate.engine.checkpointing.messages import (
     AcknowledgeCheckpoint,
     CheckpointFailureReason,
@@ -74,9 +75,16 @@ class SubtaskCheckpointer:
     def decline(self, checkpoint_id: int, reason: CheckpointFailureReason, message: str) -> None:
         """Tell the coordinator this subtask will not take part in ``checkpoint_id``."""
         self.last_checkpoint_id = max(self.last_checkpoint_id, checkpoint_id)
-        self.context.coordinator.tell_control(
+        self.tell_coordinator(
             DeclineCheckpoint(checkpoint_id, self.context.subtask, reason, message)
         )
+
+    def tell_coordinator(self, message: object) -> None:
+        """Send a protocol message; if the coordinator has stopped, the attempt is ending
+        and nobody needs the message.
+        """
+        with contextlib.suppress(ActorStopped):
+            self.context.coordinator.tell_control(message)
 
     async def _write_and_acknowledge(
         self, checkpoint_id: int, captures: list[StateCapture], stats: SubtaskCheckpointStats
@@ -96,7 +104,7 @@ class SubtaskCheckpointer:
             async_duration=duration,
             state_size=size,
         )
-        self.context.coordinator.tell_control(
+        self.tell_coordinator(
             AcknowledgeCheckpoint(checkpoint_id, self.context.subtask, handles, final_stats)
         )
 

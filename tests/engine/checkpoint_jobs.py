@@ -3,13 +3,19 @@ on demand, and functions and sinks that log the checkpoint notifications they re
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
+import anyio.from_thread
+import anyio.to_thread
 
+from lockgate.actors import ActorStopped
 from lockgate.engine import (
+    JobClient,
+    JobError,
     KeyedProcessFunction,
     MemoryCheckpointStorage,
     ProcessContext,
@@ -27,9 +33,14 @@ from lockgate.engine.checkpointing.messages import StateHandle
 
 
 class Gate:
-    """Where a ``GatedSource`` reader stops until the test opens it; shared by every copy."""
+    """Where a ``GatedSource`` reader stops until the test opens it; shared by every copy.
+
+    ``reading`` is set by the first read (the job is deployed), ``reached`` when the reader
+    arrives at the closed gate.
+    """
 
     def __init__(self, *, opened: bool = False) -> None:
+        self.reading = anyio.Event()
         self.reached = anyio.Event()
         self.opened = anyio.Event()
         if opened:
@@ -66,6 +77,7 @@ class _Gated(SourceReader[int]):
     async def read(self, max_records: int) -> list[int]:
         await anyio.lowlevel.checkpoint()
         source = self.source
+        source.gate.reading.set()
         if self.next == source.gate_at and not source.gate.opened.is_set():
             source.gate.reached.set()
             await source.gate.opened.wait()
@@ -85,7 +97,7 @@ class FailingStorage(MemoryCheckpointStorage):
     subtask then declines with ``STORAGE_FAILED``); ``failed`` logs every refused write.
     """
 
-    def __init__(self, checkpoint_ids: set[int], *, uid: str, subtask_index: int = 0) -> None:
+    def __init__(self, checkpoint_ids: Container[int], *, uid: str, subtask_index: int = 0) -> None:
         super().__init__()
         self.checkpoint_ids = checkpoint_ids
         self.uid = uid
@@ -140,7 +152,9 @@ class NotificationLog:
 
     def who(self, method: str, checkpoint_id: int) -> list[str]:
         return sorted(
-            n.who for n in self.notifications if (n.method, n.checkpoint_id) == (method, checkpoint_id)
+            n.who
+            for n in self.notifications
+            if (n.method, n.checkpoint_id) == (method, checkpoint_id)
         )
 
     async def wait_count(self, method: str, checkpoint_id: int, count: int) -> None:
@@ -177,6 +191,7 @@ class ListeningCounter(KeyedProcessFunction[Any, Any, tuple[Any, int]]):
 class ListeningSink(Sink[Any]):
     """A sink that counts records and logs its writers' notifications as ``sink[<index>]``.
 
+    ``received`` is set by the first write: the job is deployed and records flow.
     With ``block_at``, each writer's ``snapshot_state`` for that checkpoint sets
     ``snapshot_started`` and then waits until ``release`` is set.
     """
@@ -187,6 +202,7 @@ class ListeningSink(Sink[Any]):
         self.snapshot_started = anyio.Event()
         self.release = anyio.Event()
         self.records = 0
+        self.received = anyio.Event()
 
     def create_writer(self, context: SinkContext) -> SinkWriter[Any]:
         return _ListeningWriter(self, f"sink[{context.subtask_index}]")
@@ -199,6 +215,7 @@ class _ListeningWriter(SinkWriter[Any]):
 
     async def write(self, records: list[Any]) -> None:
         self.sink.records += len(records)
+        self.sink.received.set()
 
     async def snapshot_state(self, checkpoint_id: int) -> list[Any]:
         if checkpoint_id == self.sink.block_at:
@@ -211,3 +228,79 @@ class _ListeningWriter(SinkWriter[Any]):
 
     async def notify_checkpoint_aborted(self, checkpoint_id: int) -> None:
         self.sink.log.record(self.name, "aborted", checkpoint_id)
+
+
+class ThreadBlockedStorage(MemoryCheckpointStorage):
+    """Memory storage whose write of ``uid``'s state waits in a worker thread for ``release``.
+
+    A worker thread cannot be cancelled, as the engine's own encoding and file writes cannot:
+    the subtask goes on once the thread returns, even if the job was cancelled meanwhile.
+    """
+
+    def __init__(self, *, uid: str) -> None:
+        super().__init__()
+        self.uid = uid
+        self.writing = anyio.Event()
+        self.release = threading.Event()
+
+    async def write_state(
+        self, job: str, checkpoint_id: int, name: str, data: bytes
+    ) -> StateHandle:
+        if name.startswith(f"{self.uid}-"):
+            await anyio.to_thread.run_sync(self._wait_for_release)
+        return await super().write_state(job, checkpoint_id, name, data)
+
+    def _wait_for_release(self) -> None:
+        anyio.from_thread.run_sync(self.writing.set)
+        self.release.wait(10.0)
+
+
+async def cancel_and_wait(job: JobClient) -> None:
+    """Cancel the job and wait until it ended.
+
+    Works around an engine bug (see ``test_checkpoint_cancellation``): a subtask that
+    acknowledges a checkpoint after the cancellation stopped the coordinator fails the job
+    with ``ActorStopped``. That failure only is ignored here, so that tests about something
+    else do not trip on it; any other failure is raised.
+    """
+    job.cancel()
+    try:
+        await job.wait()
+    except JobError as failure:
+        if not isinstance(failure.__cause__, ActorStopped):
+            raise
+
+
+class SlowRestoreStorage(MemoryCheckpointStorage):
+    """Memory storage whose ``read_state`` waits for ``release``: a restore that takes time."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reading = anyio.Event()
+        self.release = anyio.Event()
+
+    async def read_state(self, handle: StateHandle) -> bytes:
+        self.reading.set()
+        await self.release.wait()
+        return await super().read_state(handle)
+
+
+class StalledSink(Sink[Any]):
+    """A sink whose writers wait in ``write`` until ``release`` is set; ``writing`` says one
+    is waiting. Stalling the sink backpressures the job: its input channels fill up."""
+
+    def __init__(self) -> None:
+        self.writing = anyio.Event()
+        self.release = anyio.Event()
+
+    def create_writer(self, context: SinkContext) -> SinkWriter[Any]:
+        return _StalledWriter(self)
+
+
+class _StalledWriter(SinkWriter[Any]):
+    def __init__(self, sink: StalledSink) -> None:
+        self.sink = sink
+
+    async def write(self, records: list[Any]) -> None:
+        self.sink.writing.set()
+        await self.sink.release.wait()

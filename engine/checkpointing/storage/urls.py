@@ -4,8 +4,12 @@
 ``None``, ``memory://``      ``MemoryCheckpointStorage`` (a new, empty one on every call)
 ``file:///abs/path``         ``FileSystemCheckpointStorage("/abs/path")``
 ``/abs/path``                the same
-``s3://bucket/prefix``       not yet: S3 storage will come with the ``s3`` extra
+``s3://bucket/prefix``       ``S3CheckpointStorage("s3://bucket/prefix")`` (``s3`` extra)
 ===========================  ==============================================================
+
+An ``s3://`` URL reaches the endpoint in ``LOCKGATE_S3_ENDPOINT``, else ``AWS_ENDPOINT_URL``,
+else AWS; credentials and region come from the environment as for any AWS client. For other
+options build ``S3CheckpointStorage`` yourself. aiobotocore is imported only for such a URL.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ def storage_for(url: str | None) -> CheckpointStorage:
     """Return the checkpoint storage ``url`` names (see the table in the module docstring).
 
     Raises:
-        UnsupportedCheckpointStorage: for ``s3://`` URLs, until the ``s3`` extra exists.
+        UnsupportedCheckpointStorage: for ``s3://`` URLs when the ``s3`` extra is missing.
         ValueError: for any other scheme, a relative path, or a ``file://`` URL with a host.
     """
     if url is None:
@@ -39,11 +43,7 @@ def storage_for(url: str | None) -> CheckpointStorage:
         case "" if PurePosixPath(url).is_absolute():
             return FileSystemCheckpointStorage(url)
         case "s3" | "s3a":
-            raise UnsupportedCheckpointStorage(
-                f"checkpoint storage {url!r} needs S3 support, which will come with the "
-                "'s3' extra (pip install 'lockgate[s3]') in a later version; use "
-                "file:///absolute/path for now"
-            )
+            return _s3_storage(url)
         case "":
             raise ValueError(
                 f"checkpoint storage {url!r} is a relative path; give an absolute path or a "
@@ -52,8 +52,19 @@ def storage_for(url: str | None) -> CheckpointStorage:
         case scheme:
             raise ValueError(
                 f"checkpoint storage {url!r} has the unknown scheme {scheme!r}; use memory://, "
-                "file:///absolute/path or an absolute path"
+                "file:///absolute/path, an absolute path or s3://bucket/prefix"
             )
+
+
+def _s3_storage(url: str) -> CheckpointStorage:
+    try:  # imported here: aiobotocore is an extra, and slow to import
+        from lockgate.engine.checkpointing.storage.s3 import S3CheckpointStorage
+    except ImportError as error:
+        raise UnsupportedCheckpointStorage(
+            f"checkpoint storage {url!r} needs S3 support from the 's3' extra "
+            f"({error}); pip install 'lockgate[s3]', or use file:///absolute/path"
+        ) from error
+    return S3CheckpointStorage(url)
 
 
 def _file_path(url: str, parts: SplitResult) -> str:
