@@ -109,9 +109,7 @@ class JobMaster:
             self._system.cancel()
 
     async def trigger_checkpoint(self) -> CheckpointTicket:
-        """Start a checkpoint as soon as the current attempt runs; the ticket resolves when it
-        completes or fails.
-        """
+        """Start a checkpoint once the current attempt runs; the ticket resolves with it."""
         while self._coordinator is None:
             if self._ended:
                 raise JobError(f"job '{self.name}' has ended; no checkpoint can be taken")

@@ -80,9 +80,7 @@ class SubtaskCheckpointer:
         )
 
     def tell_coordinator(self, message: object) -> None:
-        """Send a protocol message; if the coordinator has stopped, the attempt is ending
-        and nobody needs the message.
-        """
+        """Send a protocol message, unless the coordinator stopped (the attempt is ending)."""
         with contextlib.suppress(ActorStopped):
             self.context.coordinator.tell_control(message)
 
