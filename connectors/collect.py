@@ -46,8 +46,8 @@ class CollectSink(TwoPhaseCommitSink[T, CollectTransaction[T]]):
         self._results.clear()
 
     async def begin_transaction(self, context: SinkContext) -> CollectTransaction[T]:
-        """Open a transaction fenced by job, attempt, subtask and a counter."""
-        fence = f"{context.job_name}/{context.attempt}/{context.subtask_index}"
+        """Open a transaction fenced by job, run, attempt, subtask and a counter."""
+        fence = f"{context.job_name}/{context.run_id}/{context.attempt}/{context.subtask_index}"
         return CollectTransaction(f"{fence}/{next(self._counter)}")
 
     async def write(self, txn: CollectTransaction[T], records: list[T]) -> None:

@@ -20,7 +20,9 @@ class SinkContext:
 
     ``restored_state`` holds the items that writers of the restored checkpoint returned from
     ``snapshot_state``, redistributed over the new subtasks (empty on a fresh start).
-    ``job_name`` and ``attempt`` let a writer fence its transaction ids per attempt.
+    ``job_name``, ``run_id`` (random, new for every ``execute``/``start``, so a job restored
+    in a new process never reuses an id of the run it replaces) and ``attempt`` (the restart
+    count within the run) let a writer fence its transaction ids.
     """
 
     uid: str
@@ -30,6 +32,7 @@ class SinkContext:
     restored_state: tuple[Any, ...] = ()
     job_name: str = "job"
     attempt: int = 0
+    run_id: str = "run"
 
 
 class SinkWriter(ABC, Generic[T]):
@@ -95,7 +98,7 @@ class TwoPhaseCommitSink(Sink[T], Generic[T, Txn]):
 
     Subclasses decide what a transaction is; it must be plain, picklable data (a transaction
     id, a temporary file name), because it is stored in checkpoints and may be restored in
-    another process. Fence ids with ``SinkContext.job_name``, ``attempt`` and
+    another process. Fence ids with ``SinkContext.job_name``, ``run_id``, ``attempt`` and
     ``subtask_index`` so that attempts never share a transaction.
     """
 

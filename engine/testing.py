@@ -114,7 +114,7 @@ class FailOnce:
 class RecordingTransaction(Generic[T]):
     """A transaction of ``RecordingTwoPhaseCommitSink``: plain data, its records inside.
 
-    ``transaction_id`` is ``"<job>/<attempt>/<subtask>/<n>"``: attempts and subtasks never
+    ``transaction_id`` is ``"<job>/<run>/<attempt>/<subtask>/<n>"``: attempts and subtasks never
     share an id.
     """
 
@@ -197,7 +197,7 @@ class RecordingTwoPhaseCommitSink(TwoPhaseCommitSink[T, RecordingTransaction[T]]
 
     async def begin_transaction(self, context: SinkContext) -> RecordingTransaction[T]:
         """Begin a transaction whose id is fenced by job, attempt and subtask."""
-        fence = (context.job_name, context.attempt, context.subtask_index)
+        fence = (context.job_name, context.run_id, context.attempt, context.subtask_index)
         self._counters[fence] += 1
         transaction_id = "/".join(str(part) for part in (*fence, self._counters[fence]))
         txn: RecordingTransaction[T] = RecordingTransaction(transaction_id)

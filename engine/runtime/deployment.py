@@ -62,6 +62,7 @@ class Attempt:
     storage: CheckpointStorage
     coordinator: ActorRef[Any]
     restored: Mapping[str, list[OperatorSnapshot]] = field(default_factory=dict)
+    run_id: str = "run"
 
     def state_of(self, uid: str, index: int) -> OperatorSnapshot | None:
         """The restored state of operator ``uid`` in subtask ``index``, if any."""
@@ -186,6 +187,7 @@ class _SubtaskBuilder:
                 restored_state=tuple(restored.lists.get(SINK_STATE, ())) if restored else (),
                 job_name=self.attempt.job_name,
                 attempt=self.attempt.number,
+                run_id=self.attempt.run_id,
             )
             return SinkTail(
                 sink.create_writer(context), OperatorScope(tail.uid, index, chain.parallelism)

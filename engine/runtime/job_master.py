@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,6 +65,7 @@ class JobMaster:
         self.store = CompletedCheckpointStore(settings.checkpoints.max_retained)
         self.statistics = CheckpointStatistics()
         self.attempt_number = 0
+        self.run_id = uuid.uuid4().hex[:12]
         self.failures: list[BaseException] = []
         self._next_checkpoint_id = 1 + (
             settings.restore_from.checkpoint_id if settings.restore_from else 0
@@ -160,7 +162,12 @@ class JobMaster:
         self._coordinator = system.spawn(CheckpointCoordinator(setup), name="coordinator")
         self._coordinator_ready.set()
         attempt = Attempt(
-            self.name, self.attempt_number, self.settings.storage, self._coordinator, restored
+            self.name,
+            self.attempt_number,
+            self.settings.storage,
+            self._coordinator,
+            restored,
+            run_id=self.run_id,
         )
         self._deployment = deploy(self.plan, self.options, attempt)
         for subtask, doorbell in self._deployment.subtasks:

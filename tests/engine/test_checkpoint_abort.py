@@ -175,5 +175,5 @@ async def test_an_aborted_checkpoints_transaction_is_committed_by_the_next_compl
 
     assert storage.failed == [1], "the injected storage failure never fired"
     assert sink.committed == list(range(1_000))
-    assert sink.committed_transactions[0] == "abort/0/0/1"
+    assert sink.committed_transactions[0].endswith("/0/0/1")  # the first transaction
     assert sink.open_transactions == []

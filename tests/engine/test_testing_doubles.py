@@ -62,7 +62,7 @@ async def test_transaction_ids_are_fenced_by_job_attempt_subtask_and_counter():
         for a, s in [(0, 0), (0, 0), (0, 1), (1, 0)]
     ]
 
-    assert ids == ["job/0/0/1", "job/0/0/2", "job/0/1/1", "job/1/0/1"]
+    assert ids == ["job/run/0/0/1", "job/run/0/0/2", "job/run/0/1/1", "job/run/1/0/1"]
 
 
 async def test_committed_holds_the_records_of_committed_transactions_in_commit_order():
@@ -89,9 +89,9 @@ async def test_a_pre_committed_transaction_is_open_until_committed():
     sink = RecordingTwoPhaseCommitSink[str]()
     txn = await pre_committed(sink, "a")
 
-    assert (sink.open_transactions, sink.pre_committed) == (["job/0/0/1"], ["job/0/0/1"])
+    assert (sink.open_transactions, sink.pre_committed) == (["job/run/0/0/1"], ["job/run/0/0/1"])
     await sink.commit(txn)
-    assert (sink.open_transactions, sink.committed_transactions) == ([], ["job/0/0/1"])
+    assert (sink.open_transactions, sink.committed_transactions) == ([], ["job/run/0/0/1"])
 
 
 async def test_an_aborted_transactions_records_never_commit():
@@ -101,7 +101,7 @@ async def test_an_aborted_transactions_records_never_commit():
 
     await sink.abort(txn)
 
-    assert (sink.committed, sink.aborted) == ([], ["job/0/0/1"])
+    assert (sink.committed, sink.aborted) == ([], ["job/run/0/0/1"])
 
 
 async def test_aborting_twice_is_harmless():
@@ -120,10 +120,10 @@ async def test_every_call_is_logged_in_order_with_the_records_written():
     await sink.commit(txn)
 
     assert sink.events == [
-        TransactionEvent("begin_transaction", "job/0/0/1"),
-        TransactionEvent("write", "job/0/0/1", ("a",)),
-        TransactionEvent("pre_commit", "job/0/0/1"),
-        TransactionEvent("commit", "job/0/0/1"),
+        TransactionEvent("begin_transaction", "job/run/0/0/1"),
+        TransactionEvent("write", "job/run/0/0/1", ("a",)),
+        TransactionEvent("pre_commit", "job/run/0/0/1"),
+        TransactionEvent("commit", "job/run/0/0/1"),
     ]
 
 

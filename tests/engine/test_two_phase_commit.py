@@ -71,8 +71,8 @@ async def test_after_completing_1_the_transaction_of_2_and_the_current_one_stay_
 
     await writer.notify_checkpoint_complete(1)
 
-    assert sink.open_transactions == ["job/0/0/3", "job/0/0/4"]
-    assert sink.pre_committed == ["job/0/0/3"]
+    assert sink.open_transactions == ["job/run/0/0/3", "job/run/0/0/4"]
+    assert sink.pre_committed == ["job/run/0/0/3"]
 
 
 async def test_a_late_notification_after_a_newer_one_commits_nothing_twice():
@@ -93,7 +93,7 @@ async def test_transactions_commit_oldest_checkpoint_first():
 
     await writer.notify_checkpoint_complete(2)
 
-    assert sink.calls("commit") == ["job/0/0/1", "job/0/0/2", "job/0/0/3"]
+    assert sink.calls("commit") == ["job/run/0/0/1", "job/run/0/0/2", "job/run/0/0/3"]
 
 
 async def test_an_aborted_checkpoint_loses_nothing_the_next_completed_one_commits_it():
@@ -127,8 +127,8 @@ async def test_restoring_snapshot_1_aborts_the_transaction_that_was_open_at_snap
 
     await opened_writer(sink, restored_state=tuple(states[1]), attempt=1)
 
-    assert sink.calls("recover_and_abort") == ["job/0/0/3"]
-    assert sink.status("job/0/0/3") is TransactionStatus.ABORTED
+    assert sink.calls("recover_and_abort") == ["job/run/0/0/3"]
+    assert sink.status("job/run/0/0/3") is TransactionStatus.ABORTED
 
 
 async def test_restoring_recovers_pre_committed_transactions_in_checkpoint_order():
@@ -137,7 +137,7 @@ async def test_restoring_recovers_pre_committed_transactions_in_checkpoint_order
 
     await opened_writer(sink, restored_state=tuple(reversed(states[1])), attempt=1)
 
-    assert sink.calls("recover_and_commit") == ["job/0/0/1", "job/0/0/2"]
+    assert sink.calls("recover_and_commit") == ["job/run/0/0/1", "job/run/0/0/2"]
 
 
 async def test_restoring_after_the_checkpoint_already_committed_commits_nothing_twice():
@@ -161,7 +161,7 @@ async def test_a_restored_writer_fences_its_transactions_with_the_new_attempt():
     await restored.snapshot_state(3)
     await restored.notify_checkpoint_complete(3)
 
-    assert sink.committed_transactions == ["job/0/0/1", "job/0/0/2", "job/1/0/1"]
+    assert sink.committed_transactions == ["job/run/0/0/1", "job/run/0/0/2", "job/run/1/0/1"]
     assert sink.committed == [42, 43, 45]
 
 
@@ -193,7 +193,7 @@ async def test_closing_aborts_the_open_transaction_but_keeps_pre_committed_ones(
 
     await writer.close()
 
-    assert (sink.aborted, sink.pre_committed) == (["job/0/0/2"], ["job/0/0/1"])
+    assert (sink.aborted, sink.pre_committed) == (["job/run/0/0/2"], ["job/run/0/0/1"])
 
 
 async def test_the_final_checkpoint_after_finish_commits_everything_and_opens_nothing():

@@ -63,6 +63,7 @@ except ImportError as error:  # pragma: no cover - depends on the installed extr
 
 __all__ = [
     "ENDPOINT_VARIABLES",
+    "S3_ERRORS",
     "S3CheckpointStorage",
     "S3Client",
     "S3Connection",
@@ -74,6 +75,9 @@ __all__ = [
 
 ENDPOINT_VARIABLES = ("LOCKGATE_S3_ENDPOINT", "AWS_ENDPOINT_URL")
 """Environment variables read, in order, for the endpoint when none is given."""
+
+S3_ERRORS: tuple[type[Exception], ...] = (ClientError, BotoCoreError)
+"""What an S3 client raises: an error answer (``error_code`` reads its code), or no answer."""
 
 _SCHEMES = ("s3://", "s3a://")
 _MISSING = frozenset({"NoSuchKey", "404", "NotFound"})
