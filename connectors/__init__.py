@@ -1,23 +1,30 @@
 """Sources and sinks for lockgate jobs.
 
-Each connector documents its delivery guarantee. Today:
+Each connector states its delivery guarantee in its docstring:
 
-| Connector          | Kind   | Guarantee                                                        |
-|--------------------|--------|------------------------------------------------------------------|
-| `CollectionSource` | source | replayable by index: exactly-once reads on restore               |
-| `FileSource`       | source | replayable by byte offset: exactly-once reads on restore         |
-| `CollectSink`      | sink   | exactly-once: two-phase commit, visible when checkpoints complete |
-| `PrintSink`        | sink   | standard output, for debugging; at-least-once across restarts    |
-| `FileSink`         | sink   | append to a part file per subtask; at-least-once for now         |
+| Connector             | Kind    | Guarantee                                                        |
+|-----------------------|---------|------------------------------------------------------------------|
+| `CollectionSource`    | source  | replayable by index: exactly-once reads on restore               |
+| `FileSource`          | source  | replayable by byte offset: exactly-once reads on restore         |
+| `CollectSink`         | sink    | exactly-once: two-phase commit, visible when checkpoints complete |
+| `FileSink`            | sink    | exactly-once: part files published by two-phase commit when the checkpoint completes |
+| `PrintSink`           | sink    | standard output, for debugging: at-least-once across restarts    |
 
-A replayable source rewinds to the positions in the restored checkpoint, so each record is
-read once into the job's state. End-to-end exactly-once output also needs a transactional
-sink; `CollectSink` and `FileSink` become two-phase-commit sinks in a later release.
+A replayable source rewinds to the positions of the restored checkpoint, so each record
+is reflected once in the job's state; end-to-end exactly-once output also needs a
+transactional (two-phase-commit) or idempotent sink.
+
+Connectors backed by an extra are imported on first use, so ``import lockgate.connectors``
+needs none of them: ``PostgresSink`` (extra ``postgres``), ``RedisStreamSource`` and
+``RedisStreamSink`` (extra ``redis``), ``S3FileSink`` (extra ``s3``).
 """
+
+from importlib import import_module
+from typing import Any
 
 from lockgate.connectors.collect import CollectSink
 from lockgate.connectors.errors import ConnectorError
-from lockgate.connectors.files import FileSink, FileSource
+from lockgate.connectors.files import FileSink, FileSource, RollingPolicy
 from lockgate.connectors.memory import CollectionSource, PrintSink
 
 __all__ = [
@@ -27,4 +34,19 @@ __all__ = [
     "FileSink",
     "FileSource",
     "PrintSink",
+    "RollingPolicy",
 ]
+
+_EXTRAS = {
+    "PostgresSink": "lockgate.connectors.postgres",
+    "RedisStreamSource": "lockgate.connectors.redis_streams",
+    "RedisStreamSink": "lockgate.connectors.redis_streams",
+    "S3FileSink": "lockgate.connectors.s3",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXTRAS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'lockgate.connectors' has no attribute '{name}'")
+    return getattr(import_module(module), name)

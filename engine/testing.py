@@ -151,7 +151,7 @@ class RecordingTwoPhaseCommitSink(TwoPhaseCommitSink[T, RecordingTransaction[T]]
         self._events: list[TransactionEvent[T]] = []
         self._statuses: dict[str, TransactionStatus] = {}
         self._commit_order: list[str] = []
-        self._counters: collections.Counter[tuple[str, int, int]] = collections.Counter()
+        self._counters: collections.Counter[tuple[str, str, int, int]] = collections.Counter()
 
     @property
     def committed(self) -> list[T]:

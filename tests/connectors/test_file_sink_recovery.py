@@ -1,0 +1,163 @@
+"""A restored FileSink commits the pending files its checkpoint holds, whichever subtask gets
+them, and each subtask removes the orphaned files of its own index that earlier writers left."""
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lockgate.connectors import FileSink
+from lockgate.connectors.errors import ConnectorError
+from lockgate.engine import SinkContext, SinkWriter, SystemClock
+
+DEAD_FENCE = "0123456789ab"
+
+
+def context(
+    subtask_index: int = 0, parallelism: int = 1, restored: tuple[Any, ...] = ()
+) -> SinkContext:
+    return SinkContext("out", subtask_index, parallelism, SystemClock(), restored_state=restored)
+
+
+async def opened(sink: FileSink, where: SinkContext) -> SinkWriter[Any]:
+    writer = sink.create_writer(where)
+    await writer.open()
+    return writer
+
+
+async def pre_committed(sink: FileSink, lines: list[str], where: SinkContext) -> list[Any]:
+    """Write ``lines``, snapshot checkpoint 1, and close before it completes; return the state."""
+    writer = await opened(sink, where)
+    await writer.write(lines)
+    state = await writer.snapshot_state(1)
+    await writer.close()
+    return state
+
+
+def leftover(directory: Path, state: str, *, subtask: int = 0, uid: str = "out") -> Path:
+    """A hidden part file as a killed writer of subtask ``subtask`` leaves it."""
+    path = directory / f".part-{uid}-{subtask}-{DEAD_FENCE}-0.txt.{state}"
+    path.write_text("never committed\n")
+    return path
+
+
+def remove_all(directory: Path) -> None:
+    for path in directory.iterdir():
+        path.unlink()
+
+
+async def test_a_pre_committed_transaction_is_committed_when_its_writer_is_restored(
+    tmp_path: Path,
+) -> None:
+    sink = FileSink(tmp_path)
+    state = await pre_committed(sink, ["a", "b"], context())
+
+    writer = await opened(sink, context(restored=tuple(state)))
+
+    assert sink.read_lines() == ["a", "b"]
+    await writer.close()
+
+
+async def test_a_restored_transaction_committed_before_is_not_committed_twice(
+    tmp_path: Path,
+) -> None:
+    sink = FileSink(tmp_path)
+    writer = await opened(sink, context())
+    await writer.write(["once"])
+    state = await writer.snapshot_state(1)
+    await writer.notify_checkpoint_complete(1)
+    await writer.close()
+
+    restored = await opened(sink, context(restored=tuple(state)))
+
+    assert sink.read_lines() == ["once"]
+    await restored.close()
+
+
+async def test_after_a_rescale_a_new_subtask_commits_another_old_subtasks_files(
+    tmp_path: Path,
+) -> None:
+    sink = FileSink(tmp_path)
+    state = await pre_committed(sink, ["from subtask 2"], context(2, parallelism=3))
+
+    writer = await opened(sink, context(0, parallelism=1, restored=tuple(state)))
+
+    assert sink.read_lines() == ["from subtask 2"]
+    await writer.close()
+
+
+async def test_committing_a_transaction_whose_pending_files_are_gone_raises(
+    tmp_path: Path,
+) -> None:
+    sink = FileSink(tmp_path)
+    state = await pre_committed(sink, ["a"], context())
+    remove_all(tmp_path)
+
+    with pytest.raises(ConnectorError, match=r"neither it nor its pending file exists.*lost"):
+        await sink.commit(state[0]["transaction"])
+
+
+async def test_opening_removes_in_progress_files_of_its_subtask_left_by_a_killed_writer(
+    tmp_path: Path,
+) -> None:
+    orphan = leftover(tmp_path, "inprogress")
+
+    writer = await opened(FileSink(tmp_path), context())
+
+    assert not orphan.exists()
+    await writer.close()
+
+
+async def test_opening_leaves_the_files_of_other_subtasks_and_other_sinks_alone(
+    tmp_path: Path,
+) -> None:
+    others = [
+        leftover(tmp_path, "inprogress", subtask=1),
+        leftover(tmp_path, "inprogress", uid="x"),
+    ]
+
+    writer = await opened(FileSink(tmp_path), context(0, parallelism=2))
+
+    assert all(path.exists() for path in others)
+    await writer.close()
+
+
+async def test_the_last_subtask_removes_orphans_of_indices_beyond_the_parallelism(
+    tmp_path: Path,
+) -> None:
+    orphan = leftover(tmp_path, "inprogress", subtask=3)
+
+    writer = await opened(FileSink(tmp_path), context(1, parallelism=2))
+
+    assert not orphan.exists()
+    await writer.close()
+
+
+async def test_an_orphaned_pending_file_is_removed_after_the_first_completed_checkpoint(
+    tmp_path: Path,
+) -> None:
+    orphan = leftover(tmp_path, "pending")
+    writer = await opened(FileSink(tmp_path), context())
+
+    assert orphan.exists(), "another subtask may still commit it on open"
+    await writer.snapshot_state(1)
+    await writer.notify_checkpoint_complete(1)
+    assert not orphan.exists()
+    await writer.close()
+
+
+async def test_recovering_a_transaction_whose_files_were_moved_away_does_nothing(
+    tmp_path: Path,
+) -> None:
+    sink = FileSink(tmp_path)
+    writer = await opened(sink, context())
+    await writer.write(["consumed"])
+    state = await writer.snapshot_state(1)
+    await writer.notify_checkpoint_complete(1)
+    await writer.close()
+    remove_all(tmp_path)
+
+    restored = await opened(sink, context(restored=tuple(state)))
+
+    assert sink.read_lines() == []
+    await restored.close()
