@@ -2,13 +2,19 @@
 
 Each connector states its delivery guarantee in its docstring:
 
-| Connector             | Kind    | Guarantee                                                        |
-|-----------------------|---------|------------------------------------------------------------------|
-| `CollectionSource`    | source  | replayable by index: exactly-once reads on restore               |
-| `FileSource`          | source  | replayable by byte offset: exactly-once reads on restore         |
-| `CollectSink`         | sink    | exactly-once: two-phase commit, visible when checkpoints complete |
-| `FileSink`            | sink    | exactly-once: part files published by two-phase commit when the checkpoint completes |
-| `PrintSink`           | sink    | standard output, for debugging: at-least-once across restarts    |
+| Connector           | Kind   | Guarantee                                                  |
+|---------------------|--------|------------------------------------------------------------|
+| `CollectionSource`  | source | replayable by index: exactly-once reads on restore         |
+| `FileSource`        | source | replayable by byte offset: exactly-once reads on restore   |
+| `RedisStreamSource` | source | replayable by entry id: exactly-once reads on restore      |
+| `CollectSink`       | sink   | exactly-once: two-phase commit when checkpoints complete   |
+| `FileSink`          | sink   | exactly-once: part files published by two-phase commit     |
+| `PostgresSink`      | sink   | exactly-once: PREPARE TRANSACTION, COMMIT PREPARED;        |
+|                     |        | or effectively-once upserts (mode="upsert")                |
+| `S3FileSink`        | sink   | exactly-once: multipart uploads completed on commit        |
+| `RedisStreamSink`   | sink   | effectively-once: replayed records are recognised and      |
+|                     |        | skipped (idempotent appends, visible at once)              |
+| `PrintSink`         | sink   | standard output, for debugging: at-least-once              |
 
 A replayable source rewinds to the positions of the restored checkpoint, so each record
 is reflected once in the job's state; end-to-end exactly-once output also needs a
@@ -33,8 +39,12 @@ __all__ = [
     "ConnectorError",
     "FileSink",
     "FileSource",
+    "PostgresSink",
     "PrintSink",
+    "RedisStreamSink",
+    "RedisStreamSource",
     "RollingPolicy",
+    "S3FileSink",
 ]
 
 _EXTRAS = {

@@ -8,12 +8,19 @@ def test_the_package_exports_every_connector_and_the_error_root():
         "ConnectorError",
         "FileSink",
         "FileSource",
+        "PostgresSink",
         "PrintSink",
+        "RedisStreamSink",
+        "RedisStreamSource",
+        "RollingPolicy",
+        "S3FileSink",
     ]
 
 
 def test_the_package_docstring_states_each_connectors_guarantee():
     doc = lockgate.connectors.__doc__ or ""
     assert all(
-        f"`{name}`" in doc for name in lockgate.connectors.__all__ if name != "ConnectorError"
+        f"`{name}`" in doc
+        for name in lockgate.connectors.__all__
+        if name not in ("ConnectorError", "RollingPolicy")
     )
