@@ -97,7 +97,9 @@ class StreamEnvironment:
         )
 
     def set_checkpoint_storage(self, storage: str | CheckpointStorage) -> None:
-        """Keep checkpoints at ``storage``: ``"memory://"`` (default) or ``"file:///path"``."""
+        """Keep checkpoints at ``storage``: ``"memory://"`` (default), ``"file:///path"`` or
+        ``"s3://bucket/prefix"`` (extra ``s3``), or a ``CheckpointStorage`` object.
+        """
         self.checkpoint_storage = storage_for(storage) if isinstance(storage, str) else storage
 
     def set_restart_strategy(self, strategy: RestartStrategy) -> None:

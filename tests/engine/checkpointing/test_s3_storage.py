@@ -134,7 +134,7 @@ def test_an_s3_url_without_the_extra_says_to_install_it(monkeypatch: pytest.Monk
 
 
 @pytest.mark.parametrize("url", ["s3://", "s3:///prefix", "gs://bucket"])
-def test_a_url_without_a_bucket_is_refused(url: str) -> None:
+def test_a_url_that_is_not_s3_with_a_bucket_is_refused(url: str) -> None:
     with pytest.raises(ValueError, match="s3://bucket/prefix"):
         S3CheckpointStorage(url)
 
@@ -153,7 +153,7 @@ COUNT, GATE_AT, KEYS = 3_000, 1_200, 7
 
 
 def running_sums_job(gate: Gate, sink: CollectSink[Any]) -> StreamEnvironment:
-    env = StreamEnvironment(parallelism=2)  # GatedSource has one split: one reader
+    env = StreamEnvironment(parallelism=2)
     env.enable_checkpointing(None)  # checkpoints only when the test triggers them
     (
         env.from_source(
@@ -176,31 +176,28 @@ def final_sums_and_updates(pairs: list[tuple[int, int]]) -> dict[int, tuple[int,
 
 
 async def test_a_job_resumes_from_its_latest_s3_checkpoint_with_exact_results(
-    backend: Backend, s3_endpoint: str, monkeypatch: pytest.MonkeyPatch
+    s3_storage: S3CheckpointStorage, s3_endpoint: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     sink: CollectSink[tuple[int, int]] = CollectSink()
     first = running_sums_job(gate := Gate(), sink)
-    first.set_checkpoint_storage(backend.storage)
+    first.set_checkpoint_storage(s3_storage)
     async with first.start("sums") as job:
         await gate.reached.wait()
         completed = await job.trigger_checkpoint()
         job.cancel()
     # an unfinished, newer checkpoint: state objects without metadata
-    await backend.storage.write_state("sums", completed.checkpoint_id + 5, "sums-0", b"torn")
+    await s3_storage.write_state("sums", completed.checkpoint_id + 5, "sums-0", b"torn")
 
     monkeypatch.setenv("LOCKGATE_S3_ENDPOINT", s3_endpoint)
     for name, value in CREDENTIALS.items():
         monkeypatch.setenv(name.upper(), value)
     second = running_sums_job(Gate(opened=True), sink)
-    second.set_checkpoint_storage(f"{s3_storage_url(backend)}/")
+    second.set_checkpoint_storage(f"{s3_storage.url}/")
     latest = await second.checkpoint_storage.latest("sums")
-    await second.execute("sums", restore_from="latest")
+    result = await second.execute("sums", restore_from="latest")
 
     assert latest is not None and latest.checkpoint_id == completed.checkpoint_id
+    resumed = sum(subtask.records_out for subtask in result.metrics.of("numbers"))
+    assert resumed == COUNT - GATE_AT  # it read on from the checkpoint, not from the start
     expected = {k: (sum(range(k, COUNT, KEYS)), len(range(k, COUNT, KEYS))) for k in range(KEYS)}
     assert final_sums_and_updates(sink.results) == expected
-
-
-def s3_storage_url(backend: Backend) -> str:
-    assert isinstance(backend.storage, S3CheckpointStorage)
-    return backend.storage.url

@@ -2,7 +2,6 @@ from pathlib import Path
 
 import pytest
 
-from lockgate.engine.checkpointing.errors import UnsupportedCheckpointStorage
 from lockgate.engine.checkpointing.storage import (
     FileSystemCheckpointStorage,
     MemoryCheckpointStorage,
@@ -31,11 +30,6 @@ def test_a_file_url_with_escapes_is_unquoted() -> None:
     storage = storage_for("file:///tmp/my%20checkpoints")
     assert isinstance(storage, FileSystemCheckpointStorage)
     assert storage.base_path == Path("/tmp/my checkpoints")
-
-
-def test_an_s3_url_says_s3_comes_with_the_s3_extra() -> None:
-    with pytest.raises(UnsupportedCheckpointStorage, match="'s3' extra"):
-        storage_for("s3://bucket/checkpoints")
 
 
 def test_an_unknown_scheme_is_named() -> None:
