@@ -51,6 +51,7 @@ test: install-dev
 bench: install
 	$(BIN)/python bench/keyed_sum.py
 	$(BIN)/python bench/word_count.py
+	$(BIN)/python bench/checkpoints.py
 
 clean:
 	rm -rf $(VENV) .typecheck build *.egg-info .pytest_cache .mypy_cache .ruff_cache

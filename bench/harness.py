@@ -3,7 +3,9 @@
 A benchmark is a ``Workload``: a floor (the job's own user functions called in a plain Python
 loop over a dict, no engine) and a ``build`` that wires the same functions into a lockgate job
 ending in a ``CountingSink``. ``main`` times the floor and the job at each parallelism in the
-same process, checks every run against the floor, and prints one table.
+same process, checks every run against the floor, and prints one table. The pieces ``main``
+is made of (``run_floor``, ``run_job``, ``check_latest``, ``best_seconds``) serve benchmarks
+that compare other contenders, such as the same job with and without checkpoints.
 """
 
 from __future__ import annotations
@@ -14,16 +16,36 @@ import gc
 import math
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
-from lockgate.engine import Sink, SinkContext, SinkWriter, StreamEnvironment, run
+from lockgate.engine import JobResult, Sink, SinkContext, SinkWriter, StreamEnvironment, run
 
-__all__ = ["CountingSink", "Unit", "Workload", "main"]
+__all__ = [
+    "Configure",
+    "CountingSink",
+    "JobRun",
+    "ResultMismatch",
+    "Unit",
+    "Workload",
+    "arguments",
+    "best_seconds",
+    "check_latest",
+    "freeze_input",
+    "main",
+    "parser",
+    "run_floor",
+    "run_job",
+]
 
 GOAL = 0.5  # the issue's target: lockgate at parallelism 1 reaches half the floor
 LABEL_WIDTH = 28
+
+K = TypeVar("K", bound=Hashable)
+
+Configure = Callable[[StreamEnvironment], None]
+"""Changes an environment before the job is built on it (e.g. enables checkpointing)."""
 
 
 class CountingSink(Sink[Any]):
@@ -94,31 +116,60 @@ class Measurement:
         return f"lockgate parallelism={self.parallelism}"
 
 
+@dataclass(frozen=True)
+class JobRun:
+    """What one lockgate run left: its sink (counts, last records) and the job's result."""
+
+    sink: CountingSink
+    result: JobResult
+
+
 class ResultMismatch(Exception):
     """A run produced something other than the floor did."""
+
+
+def parser(
+    description: str,
+    *,
+    size_flag: str,
+    size_default: int,
+    size_help: str,
+    parallelisms: Sequence[int] | None = (1, 2),
+) -> argparse.ArgumentParser:
+    """Return a parser of the flags every benchmark takes, plus its own input size flag.
+
+    ``parallelisms`` is the default of ``--parallelism``; ``None`` leaves that flag out.
+    """
+    flags = argparse.ArgumentParser(description=description)
+    flags.add_argument(size_flag, type=int, default=size_default, help=size_help)
+    flags.add_argument("--repeat", type=int, default=3, help="runs per contender; best is kept")
+    if parallelisms is not None:
+        flags.add_argument(
+            "--parallelism",
+            type=int,
+            nargs="+",
+            default=list(parallelisms),
+            help="lockgate parallelisms",
+        )
+    return flags
 
 
 def arguments(
     description: str, *, size_flag: str, size_default: int, size_help: str
 ) -> argparse.Namespace:
     """Parse the flags every benchmark takes, plus its own input size flag."""
-    parser = argparse.ArgumentParser(description=description)
-    parser.add_argument(size_flag, type=int, default=size_default, help=size_help)
-    parser.add_argument("--repeat", type=int, default=3, help="runs per contender; best is kept")
-    parser.add_argument(
-        "--parallelism", type=int, nargs="+", default=[1, 2], help="lockgate parallelisms"
-    )
-    return parser.parse_args()
+    flags = parser(description, size_flag=size_flag, size_default=size_default, size_help=size_help)
+    return flags.parse_args()
 
 
 def main(workload: Workload, *, repeat: int, parallelisms: Sequence[int]) -> int:
     """Check, measure and report ``workload``; return the process exit status."""
     try:
-        state = _run_floor(workload)
+        state = run_floor(workload)
         for parallelism in parallelisms:
-            _check_latest(workload, parallelism, state)
-        contenders = {None: lambda: _run_floor(workload)} | {
-            p: functools.partial(_run_job, workload, p) for p in parallelisms
+            check_latest(workload, parallelism, state)
+        contenders = {None: lambda: run_floor(workload)} | {
+            p: functools.partial(run_job, workload, p) for p in parallelisms
         }
         measurements = best_of(repeat, contenders)
     except ResultMismatch as mismatch:
@@ -134,11 +185,20 @@ def best_of(repeat: int, contenders: dict[int | None, Callable[[], object]]) -> 
     Rounds interleave the contenders, so a burst of load from elsewhere on the machine slows
     one round of all of them rather than every run of one.
     """
+    best = best_seconds(repeat, contenders)
+    return [Measurement(parallelism, seconds) for parallelism, seconds in best.items()]
+
+
+def best_seconds(repeat: int, contenders: Mapping[K, Callable[[], object]]) -> dict[K, float]:
+    """Time every contender once per round, for ``repeat`` rounds; return each one's best.
+
+    Contenders are named by any key; they run in the mapping's order within each round.
+    """
     best = dict.fromkeys(contenders, math.inf)
     for _ in range(repeat):
-        for parallelism, action in contenders.items():
-            best[parallelism] = min(best[parallelism], _seconds(action))
-    return [Measurement(parallelism, seconds) for parallelism, seconds in best.items()]
+        for name, action in contenders.items():
+            best[name] = min(best[name], _seconds(action))
+    return best
 
 
 def freeze_input() -> None:
@@ -157,33 +217,58 @@ def _seconds(action: Callable[[], object]) -> float:
     return time.perf_counter() - started
 
 
-def _run_floor(workload: Workload) -> dict[Any, Any]:
+def run_floor(workload: Workload) -> dict[Any, Any]:
+    """Run the floor loop once, check its record count, and return its final state."""
     records, state = workload.floor()
     _check_count("floor", records, workload.expected_records)
     return state
 
 
-def _check_latest(workload: Workload, parallelism: int, state: dict[Any, Any]) -> None:
+def check_latest(
+    workload: Workload,
+    parallelism: int,
+    state: dict[Any, Any],
+    *,
+    configure: Configure | None = None,
+) -> JobRun:
+    """Run the job once, untimed, and check that its last record per key equals ``state``.
+
+    Raises:
+        ResultMismatch: when the job's record count or final records differ from the floor's.
+    """
     # An untimed run (it warms up too): keeping the last record per key costs the sink work
     # the floor never does.
-    sink = _run_job(workload, parallelism, latest_by=workload.key_of)
-    if sink.latest != state:
-        differing = sum(1 for key, value in state.items() if sink.latest.get(key) != value)
+    job = run_job(workload, parallelism, configure=configure, latest_by=workload.key_of)
+    latest = job.sink.latest
+    if latest != state:
+        differing = sum(1 for key, value in state.items() if latest.get(key) != value)
         raise ResultMismatch(
-            f"lockgate at parallelism={parallelism} ended with {len(sink.latest):,} keys, "
+            f"lockgate at parallelism={parallelism} ended with {len(latest):,} keys, "
             f"the floor with {len(state):,}; {differing:,} of the floor's keys differ"
         )
+    return job
 
 
-def _run_job(
-    workload: Workload, parallelism: int, *, latest_by: Callable[[Any], Any] | None = None
-) -> CountingSink:
+def run_job(
+    workload: Workload,
+    parallelism: int,
+    *,
+    configure: Configure | None = None,
+    latest_by: Callable[[Any], Any] | None = None,
+) -> JobRun:
+    """Build the job on a fresh environment (``configure`` changes it first) and run it.
+
+    Raises:
+        ResultMismatch: when the sink did not receive ``workload.expected_records`` records.
+    """
     env = StreamEnvironment(parallelism=parallelism)
+    if configure is not None:
+        configure(env)
     sink = CountingSink(latest_by=latest_by)
     workload.build(env, sink)
-    run(env.execute, workload.title)
+    result = run(env.execute, workload.title)
     _check_count(f"lockgate parallelism={parallelism}", sink.count, workload.expected_records)
-    return sink
+    return JobRun(sink, result)
 
 
 def _check_count(who: str, records: int, expected: int) -> None:

@@ -7,6 +7,7 @@ Each connector states its delivery guarantee in its docstring:
 | `CollectionSource`  | source | replayable by index: exactly-once reads on restore         |
 | `FileSource`        | source | replayable by byte offset: exactly-once reads on restore   |
 | `RedisStreamSource` | source | replayable by entry id: exactly-once reads on restore      |
+| `KafkaSource`       | source | replayable by offset: exactly-once reads on restore        |
 | `CollectSink`       | sink   | exactly-once: two-phase commit when checkpoints complete   |
 | `FileSink`          | sink   | exactly-once: part files published by two-phase commit     |
 | `PostgresSink`      | sink   | exactly-once: PREPARE TRANSACTION, COMMIT PREPARED;        |
@@ -14,6 +15,9 @@ Each connector states its delivery guarantee in its docstring:
 | `S3FileSink`        | sink   | exactly-once: multipart uploads completed on commit        |
 | `RedisStreamSink`   | sink   | effectively-once: replayed records are recognised and      |
 |                     |        | skipped (idempotent appends, visible at once)              |
+| `KafkaSink`         | sink   | at-least-once: broker acks awaited before each checkpoint  |
+|                     |        | completes (Kafka transactions are not used: the Tansu test |
+|                     |        | broker does not isolate them, so exactly-once is unproven) |
 | `PrintSink`         | sink   | standard output, for debugging: at-least-once              |
 
 A replayable source rewinds to the positions of the restored checkpoint, so each record
@@ -22,7 +26,8 @@ transactional (two-phase-commit) or idempotent sink.
 
 Connectors backed by an extra are imported on first use, so ``import lockgate.connectors``
 needs none of them: ``PostgresSink`` (extra ``postgres``), ``RedisStreamSource`` and
-``RedisStreamSink`` (extra ``redis``), ``S3FileSink`` (extra ``s3``).
+``RedisStreamSink`` (extra ``redis``), ``S3FileSink`` (extra ``s3``), ``KafkaSource`` and
+``KafkaSink`` (extra ``kafka``).
 """
 
 from importlib import import_module
@@ -39,6 +44,8 @@ __all__ = [
     "ConnectorError",
     "FileSink",
     "FileSource",
+    "KafkaSink",
+    "KafkaSource",
     "PostgresSink",
     "PrintSink",
     "RedisStreamSink",
@@ -48,6 +55,8 @@ __all__ = [
 ]
 
 _EXTRAS = {
+    "KafkaSink": "lockgate.connectors.kafka",
+    "KafkaSource": "lockgate.connectors.kafka",
     "PostgresSink": "lockgate.connectors.postgres",
     "RedisStreamSource": "lockgate.connectors.redis_streams",
     "RedisStreamSink": "lockgate.connectors.redis_streams",

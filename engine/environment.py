@@ -97,8 +97,10 @@ class StreamEnvironment:
         )
 
     def set_checkpoint_storage(self, storage: str | CheckpointStorage) -> None:
-        """Keep checkpoints at ``storage``: ``"memory://"`` (default), ``"file:///path"`` or
-        ``"s3://bucket/prefix"`` (extra ``s3``), or a ``CheckpointStorage`` object.
+        """Keep checkpoints at ``storage``: a URL or a ``CheckpointStorage`` object.
+
+        URLs: ``"memory://"`` (default), ``"file:///path"``, ``"s3://bucket/prefix"`` (extra
+        ``s3``; the endpoint comes from ``LOCKGATE_S3_ENDPOINT`` or ``AWS_ENDPOINT_URL``).
         """
         self.checkpoint_storage = storage_for(storage) if isinstance(storage, str) else storage
 

@@ -42,3 +42,9 @@ def redis_url() -> str:
 def s3_endpoint() -> str:
     """The endpoint of the moto S3 server scripts/with-services started."""
     return _service("LOCKGATE_S3_ENDPOINT", "the S3 server")
+
+
+@pytest.fixture(scope="session")
+def kafka_bootstrap() -> str:
+    """The bootstrap address of the Kafka-protocol broker (Tansu) scripts/with-services started."""
+    return _service("LOCKGATE_KAFKA_BOOTSTRAP", "the Kafka broker")

@@ -8,6 +8,8 @@ def test_the_package_exports_every_connector_and_the_error_root():
         "ConnectorError",
         "FileSink",
         "FileSource",
+        "KafkaSink",
+        "KafkaSource",
         "PostgresSink",
         "PrintSink",
         "RedisStreamSink",
