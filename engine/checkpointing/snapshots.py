@@ -27,7 +27,7 @@ SPLITS_STATE = "__splits__"
 SINK_STATE = "__sink__"
 """The list state under which a sink writer stores what ``snapshot_state`` returned."""
 
-_FORMAT = "lockgate-operator-snapshot/1"
+_FORMAT = "lockgate-operator-snapshot/2"  # 2: keyed state pickled per key group
 
 
 @dataclass(frozen=True)
@@ -56,8 +56,14 @@ class OperatorSnapshot:
 
 
 def encode_snapshot(snapshot: OperatorSnapshot) -> bytes:
-    """Encode ``snapshot`` to bytes with pickle protocol 5."""
-    fields = (snapshot.uid, snapshot.keyed, snapshot.lists, snapshot.unions, snapshot.broadcast)
+    """Encode ``snapshot`` to bytes with pickle protocol 5.
+
+    Keyed state is pickled one key group at a time: one ``pickle.dumps`` holds the GIL for
+    as long as it runs, so encoding a million keys in a single call from a worker thread
+    would stall the event loop for its whole duration; per key group, each call is short.
+    """
+    groups = {group: pickle.dumps(states, protocol=5) for group, states in snapshot.keyed.items()}
+    fields = (snapshot.uid, groups, snapshot.lists, snapshot.unions, snapshot.broadcast)
     return pickle.dumps((_FORMAT, *fields), protocol=5)
 
 
@@ -74,5 +80,9 @@ def decode_snapshot(data: bytes, *, location: str = "<bytes>") -> OperatorSnapsh
         raise CorruptCheckpoint(location, f"it cannot be unpickled ({error!r})") from error
     if not (isinstance(decoded, tuple) and len(decoded) == 6 and decoded[0] == _FORMAT):
         raise CorruptCheckpoint(location, "it does not hold an operator snapshot")
-    _, uid, keyed, lists, unions, broadcast = decoded
+    _, uid, groups, lists, unions, broadcast = decoded
+    try:
+        keyed = {group: pickle.loads(states) for group, states in groups.items()}
+    except Exception as error:
+        raise CorruptCheckpoint(location, f"a key group cannot be unpickled ({error!r})") from error
     return OperatorSnapshot(uid, keyed, lists, unions, broadcast)
