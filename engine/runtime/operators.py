@@ -49,6 +49,11 @@ class StateCapture:
     operator: OperatorStateSnapshot | None = None
     lists: dict[str, list[Any]] = field(default_factory=dict)
 
+    @property
+    def entries(self) -> int:
+        """How many keyed entries the capture holds (its cost to encode)."""
+        return 0 if self.keyed is None else self.keyed.entries
+
     def materialize(self, max_parallelism: int) -> OperatorSnapshot:
         """Group keyed state by key group and merge everything into an ``OperatorSnapshot``."""
         keyed = {} if self.keyed is None else self.keyed.by_key_group(max_parallelism)

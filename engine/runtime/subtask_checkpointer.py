@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import zlib
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import anyio.to_thread
@@ -26,12 +27,17 @@ from lockgate.engine.checkpointing.messages import (
     SubtaskCheckpointStats,
     SubtaskId,
 )
-from lockgate.engine.checkpointing.snapshots import OperatorSnapshot, encode_snapshot
+from lockgate.engine.checkpointing.snapshots import encode_snapshot
 from lockgate.engine.checkpointing.storage import CheckpointStorage
 from lockgate.engine.clock import Clock
 from lockgate.engine.runtime.operators import StateCapture
 
 __all__ = ["CheckpointContext", "SubtaskCheckpointer"]
+
+# Up to this many keyed entries a snapshot is encoded on the event loop (a few milliseconds):
+# handing it to a worker thread while the loop is busy costs more, because the thread then
+# waits for the GIL at every step and the two threads trade it thousands of times.
+_INLINE_ENTRIES = 20_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,19 +115,32 @@ class SubtaskCheckpointer:
     async def _write(
         self, checkpoint_id: int, captures: list[StateCapture]
     ) -> dict[str, StateHandle]:
+        encode = partial(_encode_all, captures, self.context.max_parallelism)
+        if sum(capture.entries for capture in captures) <= _INLINE_ENTRIES:
+            encoded = encode()
+        else:
+            encoded = await anyio.to_thread.run_sync(encode)
         handles: dict[str, StateHandle] = {}
-        max_parallelism = self.context.max_parallelism
-        for capture in captures:
-            snapshot = await anyio.to_thread.run_sync(capture.materialize, max_parallelism)
-            if snapshot.is_empty:
-                continue
-            data = await anyio.to_thread.run_sync(encode_snapshot, snapshot)
-            handles[capture.uid] = await self.context.storage.write_state(
-                self.context.job_name, checkpoint_id, self._file_name(snapshot), data
+        for uid, data in encoded:
+            handles[uid] = await self.context.storage.write_state(
+                self.context.job_name, checkpoint_id, self._file_name(uid), data
             )
         return handles
 
-    def _file_name(self, snapshot: OperatorSnapshot) -> str:
-        safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in snapshot.uid)
-        tag = zlib.crc32(snapshot.uid.encode())
+    def _file_name(self, uid: str) -> str:
+        safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in uid)
+        tag = zlib.crc32(uid.encode())
         return f"{safe}-{tag:08x}-{self.context.subtask.subtask_index}"
+
+
+def _encode_all(captures: list[StateCapture], max_parallelism: int) -> list[tuple[str, bytes]]:
+    # In a worker thread this is one call, and the captures are taken out of the list so
+    # that their large copies are freed there, not on the event loop.
+    encoded = []
+    while captures:
+        capture = captures.pop()
+        snapshot = capture.materialize(max_parallelism)
+        if not snapshot.is_empty:
+            encoded.append((capture.uid, encode_snapshot(snapshot)))
+        del capture, snapshot
+    return encoded

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 from lockgate.engine.partitioning import key_group_for
@@ -35,6 +36,11 @@ class KeyedStateSnapshot:
         """The names of the states that hold at least one key."""
         return frozenset(self._tables)
 
+    @property
+    def entries(self) -> int:
+        """How many (state, key) entries the snapshot holds."""
+        return sum(len(table) for table in self._tables.values())
+
     def by_key_group(self, max_parallelism: int) -> KeyGroups:
         """Return key group -> state name -> key -> plain value.
 
@@ -45,7 +51,11 @@ class KeyedStateSnapshot:
         if max_parallelism < 1:
             raise ValueError(f"max_parallelism must be at least 1; got {max_parallelism}")
         groups: KeyGroups = {}
-        group_of = _key_group_cache(max_parallelism)
+        group_of = (
+            _key_group_cache(max_parallelism)
+            if len(self._tables) > 1
+            else partial(key_group_for, max_parallelism=max_parallelism)
+        )
         for name, table in self._tables.items():
             for group, part in self._split(name, table, group_of).items():
                 groups.setdefault(group, {})[name] = part
@@ -71,6 +81,7 @@ class KeyedStateSnapshot:
 
 def _key_group_cache(max_parallelism: int) -> Callable[[Any], int]:
     # A key usually holds several states; its stable hash is computed once per snapshot.
+    # (With one state the cache only costs: a million-entry dict resizing stalls the loop.)
     cache: dict[Any, int] = {}
 
     def group_of(key: Any) -> int:
