@@ -30,6 +30,7 @@ from lockgate.engine.checkpointing.pending import PendingCheckpoint
 from lockgate.engine.checkpointing.storage import CheckpointStorage
 from lockgate.engine.clock import Clock
 from lockgate.engine.errors import CheckpointError
+from lockgate.engine.runtime.gil_handoff import HANDOFF
 from lockgate.engine.runtime.scope import single_error
 
 __all__ = ["CheckpointCoordinator", "CheckpointRequest", "CheckpointTicket", "CoordinatorSetup"]
@@ -216,7 +217,8 @@ class CheckpointCoordinator(Actor[Any]):
         self._forget(pending.checkpoint_id)  # no timeout may abort it while it is written
         metadata = pending.to_metadata(setup.job_name, setup.max_parallelism)
         try:
-            location = await setup.storage.write_metadata(metadata)
+            with HANDOFF.lend():
+                location = await setup.storage.write_metadata(metadata)
         except Exception as error:
             await self._aborted(pending, CheckpointFailureReason.STORAGE_FAILED, error)
             return
@@ -234,7 +236,8 @@ class CheckpointCoordinator(Actor[Any]):
         self._last_completed_at = setup.clock.now()
         setup.statistics.on_completed(completed)
         for subsumed in setup.store.add(completed):
-            await setup.storage.discard(setup.job_name, subsumed.checkpoint_id)
+            with HANDOFF.lend():
+                await setup.storage.discard(setup.job_name, subsumed.checkpoint_id)
         for older in [cid for cid in self._pending if cid < completed.checkpoint_id]:
             await self._abort(older, CheckpointFailureReason.SUBSUMED)
 
@@ -263,7 +266,8 @@ class CheckpointCoordinator(Actor[Any]):
         pending.abort(reason, message=detail)
         self.setup.statistics.on_aborted(pending, reason, self.setup.clock.now())
         self._notify(NotifyCheckpointAborted(checkpoint_id, reason))
-        await self.setup.storage.discard(self.setup.job_name, checkpoint_id)
+        with HANDOFF.lend():
+            await self.setup.storage.discard(self.setup.job_name, checkpoint_id)
         message = f"{reason.value}: {detail}" if detail else None
         failure = CheckpointError(checkpoint_id, reason, error, message=message)
         for ticket in self._tickets.pop(checkpoint_id, []):

@@ -31,6 +31,7 @@ from lockgate.engine.functions import RuntimeContext
 from lockgate.engine.metrics import SubtaskMetrics
 from lockgate.engine.planning import OperatorChain
 from lockgate.engine.runtime.barrier_aligner import AbortCheckpoint, TriggerSnapshot
+from lockgate.engine.runtime.gil_handoff import HANDOFF
 from lockgate.engine.runtime.heads import Head
 from lockgate.engine.runtime.operators import Operator, StateCapture
 from lockgate.engine.runtime.scope import OperatorScope, single_error
@@ -148,6 +149,7 @@ class SubtaskActor(Actor[Any]):
                 await self._wait_idle()
             elif type(item) is list:
                 await self._process(item)
+                HANDOFF.yield_if_lent()
                 since = tail.buffered_since
                 if since is not None and clock.now() - since >= timeout:
                     await tail.flush()

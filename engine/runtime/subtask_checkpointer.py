@@ -30,6 +30,7 @@ from lockgate.engine.checkpointing.messages import (
 from lockgate.engine.checkpointing.snapshots import encode_snapshot
 from lockgate.engine.checkpointing.storage import CheckpointStorage
 from lockgate.engine.clock import Clock
+from lockgate.engine.runtime.gil_handoff import HANDOFF
 from lockgate.engine.runtime.operators import StateCapture
 
 __all__ = ["CheckpointContext", "SubtaskCheckpointer"]
@@ -95,7 +96,8 @@ class SubtaskCheckpointer:
     ) -> None:
         started = self.context.clock.now()
         try:
-            handles = await self._write(checkpoint_id, captures)
+            with HANDOFF.lend():
+                handles = await self._write(checkpoint_id, captures)
         except Exception as error:  # a storage failure declines; it does not fail the job
             self.decline(checkpoint_id, CheckpointFailureReason.STORAGE_FAILED, repr(error))
             return
