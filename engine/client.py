@@ -39,7 +39,7 @@ class JobClient:
         self._done = anyio.Event()
         self._result: JobResult | None = None
         self._error: BaseException | None = None
-        self.error_observed = False
+        self._error_raised = False
 
     @property
     def name(self) -> str:
@@ -71,7 +71,7 @@ class JobClient:
         """Wait for the job to end; return its result or raise its error."""
         await self._done.wait()
         if self._error is not None:
-            self.error_observed = True
+            self._error_raised = True
             raise self._error
         assert self._result is not None
         return self._result
@@ -98,6 +98,11 @@ class JobClient:
     def failure(self) -> BaseException | None:
         """The job's error, if it failed."""
         return self._error
+
+    @property
+    def unobserved_failure(self) -> BaseException | None:
+        """The job's error if it failed and ``wait`` has not raised it yet."""
+        return None if self._error_raised else self._error
 
     def __repr__(self) -> str:
         return f"<JobClient {self.name!r} {self._status.value}>"

@@ -167,8 +167,8 @@ class StreamEnvironment:
                 client.cancel()
         if body_error is not None:
             raise body_error
-        if client.failure is not None and not client.error_observed:
-            raise client.failure
+        if (failure := client.unobserved_failure) is not None:
+            raise failure
 
     def _runtime_options(self) -> RuntimeOptions:
         return RuntimeOptions(

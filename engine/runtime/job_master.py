@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -42,7 +42,6 @@ class JobSettings:
     storage: CheckpointStorage
     restart_strategy: RestartStrategy
     restore_from: CheckpointMetadata | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 class JobMaster:
