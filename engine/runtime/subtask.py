@@ -159,7 +159,8 @@ class SubtaskActor(Actor[Any]):
     async def _on_event(self, event: Any) -> None:
         match event:
             case TriggerSnapshot(barrier=barrier):
-                await self._snapshot(barrier)
+                if self.checkpointer.accepts(barrier.checkpoint_id):
+                    await self._snapshot(barrier)
             case AbortCheckpoint(checkpoint_id=checkpoint_id):
                 reason = CheckpointFailureReason.ALIGNMENT_ABORTED
                 self.checkpointer.decline(checkpoint_id, reason, "a newer barrier arrived")
