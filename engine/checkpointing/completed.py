@@ -102,7 +102,8 @@ class CheckpointRecord:
 
     ``duration`` runs from the trigger to the completion or abort; ``ack_delays`` from the
     trigger to each subtask's acknowledgement (only subtasks that acknowledged appear);
-    ``alignment_duration`` and ``start_delay`` are the maxima over those subtasks.
+    ``alignment_duration``, ``start_delay``, ``sync_duration`` (the copy taken on the event
+    loop) and ``async_duration`` (encoding and writing off it) are maxima over those subtasks.
     ``failure_reason`` is set exactly when ``status`` is ``ABORTED``.
     """
 
@@ -118,6 +119,8 @@ class CheckpointRecord:
     start_delay: float = 0.0
     failure_reason: CheckpointFailureReason | None = None
     failure_message: str = ""
+    sync_duration: float = 0.0
+    async_duration: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

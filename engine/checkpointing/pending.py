@@ -231,6 +231,8 @@ class PendingCheckpoint:
             start_delay=max((s.start_delay for s in stats), default=0.0),
             failure_reason=self._failure_reason,
             failure_message=self._failure_message,
+            sync_duration=max((s.sync_duration for s in stats), default=0.0),
+            async_duration=max((s.async_duration for s in stats), default=0.0),
         )
 
     def _advance(self, target: CheckpointStatus) -> None:
