@@ -21,12 +21,18 @@ M = TypeVar("M")
 
 @dataclass(frozen=True, slots=True)
 class StopActor:
-    """Control message: finish the message in hand, then stop."""
+    """Control message: finish the message in hand, then stop.
+
+    It travels on the control inbox, so it overtakes queued data messages.
+    """
 
 
 @dataclass(slots=True)
 class ActorContext(Generic[M]):
-    """What the system gives an actor when it spawns it: its name, ref and inboxes."""
+    """What the system gives an actor when it spawns it: its name, ref and inboxes.
+
+    The inboxes share one doorbell, which rings whenever either receives a message.
+    """
 
     name: str
     ref: ActorRef[M]

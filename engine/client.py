@@ -17,7 +17,10 @@ __all__ = ["JobClient", "JobResult"]
 
 @dataclass(frozen=True, slots=True)
 class JobResult:
-    """How a job ended: its status, how long it ran, and its final metrics."""
+    """How a job ended: its status, how long it ran, and its final metrics.
+
+    ``status`` is ``FINISHED`` or ``CANCELED``; a failed job raises instead of returning.
+    """
 
     job_name: str
     status: JobStatus

@@ -15,7 +15,11 @@ __all__ = ["Clock", "ManualClock", "SystemClock"]
 
 @runtime_checkable
 class Clock(Protocol):
-    """The engine's only source of time: a monotonic ``now()`` and a ``sleep``."""
+    """The engine's only source of time: a monotonic ``now()`` and a ``sleep``.
+
+    Engine logic never reads time otherwise, so tests and the simulator can run the real
+    engine on virtual time.
+    """
 
     def now(self) -> float:
         """Seconds on a monotonic scale; only differences are meaningful."""
@@ -27,7 +31,10 @@ class Clock(Protocol):
 
 
 class SystemClock:
-    """Wall-clock time from the operating system's monotonic clock."""
+    """Wall-clock time from the operating system's monotonic clock.
+
+    ``now()`` never goes back; ``sleep`` waits on the event loop.
+    """
 
     def now(self) -> float:
         """Return ``time.monotonic()``."""

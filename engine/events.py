@@ -15,7 +15,10 @@ __all__ = ["CheckpointBarrier", "ChannelItem", "EndOfInput", "Event", "Watermark
 
 @dataclass(frozen=True, slots=True)
 class CheckpointBarrier:
-    """Marks the point in a channel's stream that belongs to checkpoint ``checkpoint_id``."""
+    """Marks the point in a channel's stream that belongs to checkpoint ``checkpoint_id``.
+
+    Records before it on the channel are in the checkpoint's state, records after it not.
+    """
 
     checkpoint_id: int
     timestamp: float
@@ -23,14 +26,20 @@ class CheckpointBarrier:
 
 @dataclass(frozen=True, slots=True)
 class Watermark:
-    """No record with an event time at or below ``timestamp`` follows on this channel."""
+    """No record with an event time at or below ``timestamp`` follows on this channel.
+
+    Multi-input operators take the minimum over their inputs.
+    """
 
     timestamp: float
 
 
 @dataclass(frozen=True, slots=True)
 class EndOfInput:
-    """The upstream subtask has emitted its last record; nothing follows on this channel."""
+    """The upstream subtask has emitted its last record; nothing follows on this channel.
+
+    A channel that ended counts as aligned for every later checkpoint.
+    """
 
 
 Event: TypeAlias = CheckpointBarrier | Watermark | EndOfInput

@@ -117,7 +117,10 @@ class FunctionInitializationContext:
 
 @dataclass(frozen=True, slots=True)
 class FunctionSnapshotContext:
-    """What ``CheckpointedFunction.snapshot_state`` is given: the checkpoint being taken."""
+    """What ``CheckpointedFunction.snapshot_state`` is given: the checkpoint being taken.
+
+    The function is called on the event loop at the barrier, before any later record.
+    """
 
     checkpoint_id: int
 
@@ -141,7 +144,10 @@ class CheckpointedFunction(Protocol):
 
 
 class ProcessContext(Generic[K]):
-    """What ``process_element`` is given besides the record: its key."""
+    """What ``process_element`` is given besides the record: its key.
+
+    The key is the one keyed state is scoped to while the record is processed.
+    """
 
     __slots__ = ("_store",)
 

@@ -10,7 +10,11 @@ __all__ = ["JobStatus"]
 
 
 class JobStatus(enum.Enum):
-    """Where a job is in its life; ``advance`` allows only the edges of the table below."""
+    """Where a job is in its life.
+
+    ``advance`` allows only the edges of the transition table in this module and raises
+    ``IllegalStateTransition`` naming both states otherwise.
+    """
 
     CREATED = "created"
     RUNNING = "running"

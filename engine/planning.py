@@ -19,7 +19,11 @@ __all__ = ["ChainEdge", "ChannelSpec", "ExecutionPlan", "OperatorChain", "plan_j
 
 @dataclass(frozen=True, eq=False)
 class OperatorChain:
-    """Operators that run together in one subtask actor, head first."""
+    """Operators that run together in one subtask actor, head first.
+
+    Batches pass between chained operators by plain function calls; only the edges out of a
+    chain go through channels.
+    """
 
     chain_id: int
     operators: tuple[OperatorNode, ...]
@@ -78,7 +82,10 @@ class ChannelSpec:
 
 @dataclass(frozen=True, eq=False)
 class ExecutionPlan:
-    """Chains, the edges between them, and every channel between their subtasks."""
+    """Chains, the edges between them, and every channel between their subtasks.
+
+    ``str(plan)`` shows the chaining: one line per chain, one per edge between chains.
+    """
 
     graph: JobGraph
     chains: tuple[OperatorChain, ...]

@@ -69,7 +69,12 @@ class SinkWriter(ABC, Generic[T]):
 
 
 class Sink(ABC, Generic[T]):
-    """Where a job's records go: one writer per parallel subtask."""
+    """Where a job's records go: one writer per parallel subtask.
+
+    The sink object is shared by every subtask of every attempt in the process; per-subtask
+    state lives in the writers it creates. Its guarantee depends on the writer: a plain
+    writer is at-least-once across restarts, a ``TwoPhaseCommitSink`` exactly-once.
+    """
 
     @abstractmethod
     def create_writer(self, context: SinkContext) -> SinkWriter[T]:

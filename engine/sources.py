@@ -25,7 +25,11 @@ T = TypeVar("T")
 
 @dataclass(frozen=True, slots=True)
 class SourceSplit:
-    """A part of a source's input and the position reached in it (plain JSON data)."""
+    """A part of a source's input and the position reached in it.
+
+    The position is plain JSON data, so checkpoints store it without pickling; a restore hands
+    the split, with this position, to whichever subtask reads it next.
+    """
 
     split_id: str
     position: Any
@@ -33,7 +37,10 @@ class SourceSplit:
 
 @dataclass(frozen=True, slots=True)
 class SourceContext:
-    """Where a reader runs: its operator, subtask and clock."""
+    """Where a reader runs: its operator, subtask and clock.
+
+    Readers read time only through ``clock``, so simulations and tests can drive them.
+    """
 
     uid: str
     subtask_index: int
@@ -71,7 +78,11 @@ class SourceReader(ABC, Generic[T]):
 
 
 class Source(ABC, Generic[T]):
-    """Where a job's records come from: splits of input and readers for them."""
+    """Where a job's records come from: splits of input and readers for them.
+
+    A source is replayable when its readers resume exactly from the split positions a
+    checkpoint recorded; then every record is reflected once in the job's state.
+    """
 
     @property
     def bounded(self) -> bool:

@@ -158,11 +158,18 @@ class DataStream(Generic[T]):
 
 
 class KeyedStream(DataStream[T], Generic[T, K]):
-    """A stream partitioned by key: per-key state and ``reduce`` are available on it."""
+    """A stream partitioned by key: per-key state and ``reduce`` are available on it.
+
+    Records with equal keys reach the same subtask (key -> key group -> subtask), so the
+    next operator's keyed state sees every record of a key, in the order it was sent.
+    """
 
 
 class DataStreamSink:
-    """The end of a stream: the sink operator it was written to."""
+    """The end of a stream: the sink operator it was written to.
+
+    A job runs only the streams that reach a sink; the graph is validated when it is built.
+    """
 
     def __init__(self, node: OperatorNode) -> None:
         self.node = node

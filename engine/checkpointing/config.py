@@ -9,7 +9,12 @@ __all__ = ["CheckpointConfig", "CheckpointingMode"]
 
 
 class CheckpointingMode(enum.Enum):
-    """What checkpoints guarantee: each event reflected in state exactly once, or at least once."""
+    """What checkpoints guarantee: each event reflected in state exactly once, or at least once.
+
+    Exactly-once aligns barriers (a subtask stops reading a channel that delivered the
+    barrier until all have); at-least-once never blocks, so a restore may replay records
+    that the snapshot already reflects.
+    """
 
     EXACTLY_ONCE = "exactly_once"
     AT_LEAST_ONCE = "at_least_once"

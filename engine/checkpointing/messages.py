@@ -36,7 +36,12 @@ class SubtaskId:
 
 
 class CheckpointFailureReason(enum.Enum):
-    """Why a checkpoint did not complete."""
+    """Why a checkpoint did not complete.
+
+    Timeouts, declines and storage failures count towards ``tolerable_failures``; a
+    checkpoint subsumed by a newer one, aborted by a newer barrier or ended with the job does
+    not.
+    """
 
     TIMEOUT = "the checkpoint expired before every subtask acknowledged it"
     DECLINED = "a subtask declined the checkpoint"
