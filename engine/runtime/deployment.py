@@ -132,7 +132,8 @@ class _SubtaskBuilder:
         )
         middle = [node for node in chain.operators if node.kind not in _ENDS]
         operators = [
-            create_operator(node, self.attempt.state_of(node.uid, index)) for node in middle
+            create_operator(node, self.attempt.state_of(node.uid, index), options.clock)
+            for node in middle
         ]
         checkpointer = SubtaskCheckpointer(
             CheckpointContext(

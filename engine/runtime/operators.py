@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot
+from lockgate.engine.clock import Clock
 from lockgate.engine.functions import (
     CheckpointedFunction,
     FunctionInitializationContext,
@@ -74,9 +75,14 @@ class Operator:
     consistent copy of it that a checkpoint needs.
     """
 
-    def __init__(self, node: OperatorNode, restored: OperatorSnapshot | None = None) -> None:
+    def __init__(
+        self,
+        node: OperatorNode,
+        restored: OperatorSnapshot | None = None,
+        clock: Clock | None = None,
+    ) -> None:
         self.uid = node.uid
-        self.keyed_state = KeyedStateStore()
+        self.keyed_state = KeyedStateStore(clock)  # state TTL reads the job's clock
         self.operator_state = OperatorStateStore()
         self.restored = restored is not None
         self.function: Any = _own_copy(node.function)
@@ -129,8 +135,13 @@ class Operator:
 class MapOperator(Operator):
     """Emits ``fn(record)`` for each record."""
 
-    def __init__(self, node: OperatorNode, restored: OperatorSnapshot | None = None) -> None:
-        super().__init__(node, restored)
+    def __init__(
+        self,
+        node: OperatorNode,
+        restored: OperatorSnapshot | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        super().__init__(node, restored, clock)
         self._fn: Callable[[Any], Any] = self.function
 
     def process_batch(self, records: list[Any]) -> list[Any]:
@@ -142,8 +153,13 @@ class MapOperator(Operator):
 class FilterOperator(Operator):
     """Keeps the records for which the predicate holds."""
 
-    def __init__(self, node: OperatorNode, restored: OperatorSnapshot | None = None) -> None:
-        super().__init__(node, restored)
+    def __init__(
+        self,
+        node: OperatorNode,
+        restored: OperatorSnapshot | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        super().__init__(node, restored, clock)
         self._predicate: Callable[[Any], bool] = self.function
 
     def process_batch(self, records: list[Any]) -> list[Any]:
@@ -155,8 +171,13 @@ class FilterOperator(Operator):
 class FlatMapOperator(Operator):
     """Emits every element of the iterable ``fn(record)`` returns."""
 
-    def __init__(self, node: OperatorNode, restored: OperatorSnapshot | None = None) -> None:
-        super().__init__(node, restored)
+    def __init__(
+        self,
+        node: OperatorNode,
+        restored: OperatorSnapshot | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        super().__init__(node, restored, clock)
         self._fn: Callable[[Any], Any] = self.function
 
     def process_batch(self, records: list[Any]) -> list[Any]:
@@ -172,8 +193,13 @@ class FlatMapOperator(Operator):
 class ReduceOperator(Operator):
     """Per key, keeps ``fn(previous, record)`` in keyed state and emits it."""
 
-    def __init__(self, node: OperatorNode, restored: OperatorSnapshot | None = None) -> None:
-        super().__init__(node, restored)
+    def __init__(
+        self,
+        node: OperatorNode,
+        restored: OperatorSnapshot | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        super().__init__(node, restored, clock)
         self._fn: Callable[[Any, Any], Any] = self.function
         self._key_of = _key_selector(node)
         self._table = self.keyed_state.table(_REDUCED)
@@ -195,8 +221,13 @@ class ReduceOperator(Operator):
 class ProcessOperator(Operator):
     """Runs a ``KeyedProcessFunction``, its own copy per subtask, under each record's key."""
 
-    def __init__(self, node: OperatorNode, restored: OperatorSnapshot | None = None) -> None:
-        super().__init__(node, restored)
+    def __init__(
+        self,
+        node: OperatorNode,
+        restored: OperatorSnapshot | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        super().__init__(node, restored, clock)
         self._fn: KeyedProcessFunction[Any, Any, Any] = self.function
         self._key_of = _key_selector(node)
         self._context: ProcessContext[Any] = ProcessContext(self.keyed_state)
@@ -245,6 +276,8 @@ _OPERATORS: dict[OperatorKind, type[Operator]] = {
 }
 
 
-def create_operator(node: OperatorNode, restored: OperatorSnapshot | None = None) -> Operator:
+def create_operator(
+    node: OperatorNode, restored: OperatorSnapshot | None = None, clock: Clock | None = None
+) -> Operator:
     """Build the runtime operator for a map, filter, flat_map, reduce or process node."""
-    return _OPERATORS[node.kind](node, restored)
+    return _OPERATORS[node.kind](node, restored, clock)

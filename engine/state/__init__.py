@@ -23,6 +23,7 @@ from lockgate.engine.state.list_state import ListState
 from lockgate.engine.state.map_state import MapState
 from lockgate.engine.state.operator_state import OperatorStateSnapshot, OperatorStateStore
 from lockgate.engine.state.reducing_state import ReducingState
+from lockgate.engine.state.ttl import StateTtlConfig
 from lockgate.engine.state.value_state import ValueState
 
 __all__ = [
@@ -41,6 +42,7 @@ __all__ = [
     "ReducingState",
     "ReducingStateDescriptor",
     "StateDescriptor",
+    "StateTtlConfig",
     "ValueState",
     "ValueStateDescriptor",
 ]

@@ -2,7 +2,7 @@
 
 A descriptor names one piece of state and says its kind (value, list, map, reducing,
 aggregating). Two declarations of one name must agree on the kind and, for a value state,
-on the default; the functions of reducing and aggregating descriptors are not compared,
+on the default and the TTL; the functions of reducing and aggregating descriptors are not compared,
 because each state handle folds with the function of the descriptor it was made from.
 """
 
@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from lockgate.engine.state.aggregate_function import AggregateFunction
+from lockgate.engine.state.ttl import StateTtlConfig
 
 __all__ = [
     "AggregatingStateDescriptor",
@@ -33,9 +34,13 @@ OUT = TypeVar("OUT")
 
 @dataclass(frozen=True)
 class StateDescriptor:
-    """Names one piece of state of an operator; the name is unique within the operator."""
+    """Names one piece of state of an operator; the name is unique within the operator.
+
+    ``ttl`` (keyword only) makes keyed state expire; operator state takes no TTL.
+    """
 
     name: str
+    ttl: StateTtlConfig | None = field(default=None, kw_only=True)
 
     def __post_init__(self) -> None:
         if not self.name:
@@ -54,23 +59,37 @@ class ValueStateDescriptor(StateDescriptor, Generic[V]):
 
 @dataclass(frozen=True)
 class ListStateDescriptor(StateDescriptor, Generic[V]):
-    """Declares a ``ListState``: a list of values per key (or per subtask, as operator state)."""
+    """Declares a ``ListState``: a list of values per key (or per subtask, as operator state).
+
+    As operator state, the lists of all subtasks are redistributed on restore: split evenly,
+    or (``get_union_list_state``) given whole to every subtask.
+    """
 
 
 @dataclass(frozen=True)
 class MapStateDescriptor(StateDescriptor, Generic[UK, UV]):
-    """Declares a ``MapState``: a map from user keys to values per key (or broadcast state)."""
+    """Declares a ``MapState``: a map from user keys to values per key (or broadcast state).
+
+    With a TTL, each map entry expires on its own.
+    """
 
 
 @dataclass(frozen=True)
 class ReducingStateDescriptor(StateDescriptor, Generic[V]):
-    """Declares a ``ReducingState``: per key, one value that ``reduce_function`` folds into."""
+    """Declares a ``ReducingState``: per key, one value that ``reduce_function`` folds into.
+
+    The function must return a new value rather than change its arguments in place.
+    """
 
     reduce_function: Callable[[V, V], V] = field(compare=False)
 
 
 @dataclass(frozen=True)
 class AggregatingStateDescriptor(StateDescriptor, Generic[IN, ACC, OUT]):
-    """Declares an ``AggregatingState``: per key, an accumulator of ``aggregate_function``."""
+    """Declares an ``AggregatingState``: per key, an accumulator of ``aggregate_function``.
+
+    Accumulators are copied before their first change after a snapshot, so ``add`` may
+    change them in place.
+    """
 
     aggregate_function: AggregateFunction[IN, ACC, OUT] = field(compare=False)

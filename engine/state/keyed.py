@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar, overload
 
+from lockgate.engine.clock import Clock, SystemClock
 from lockgate.engine.state.aggregating_state import AggregatingState
 from lockgate.engine.state.descriptors import (
     AggregatingStateDescriptor,
@@ -20,6 +21,21 @@ from lockgate.engine.state.keyed_snapshot import KeyedStateSnapshot
 from lockgate.engine.state.list_state import ListState
 from lockgate.engine.state.map_state import MapState
 from lockgate.engine.state.reducing_state import ReducingState
+from lockgate.engine.state.ttl import TtlPolicy
+from lockgate.engine.state.ttl_container_state import (
+    TtlAggregatingState,
+    TtlListState,
+    export_aggregate,
+    export_list,
+    restore_container,
+)
+from lockgate.engine.state.ttl_map_state import TtlMapState, export_map, restore_map
+from lockgate.engine.state.ttl_value_state import (
+    TtlReducingState,
+    TtlValueState,
+    export_value,
+    restore_value,
+)
 from lockgate.engine.state.value_state import ValueState
 
 __all__ = ["KeyedStateStatistics", "KeyedStateStore"]
@@ -44,6 +60,17 @@ _CONTAINERS: tuple[tuple[type[StateDescriptor], Callable[[Any], Any]], ...] = (
     (ListStateDescriptor, ListState.to_plain),
     (MapStateDescriptor, MapState.to_plain),
     (AggregatingStateDescriptor, AggregatingState.to_plain),
+)
+
+# How states with a TTL store values: the snapshot export, and the wrapping of restored ones.
+_TTL_FORMATS: tuple[
+    tuple[type[StateDescriptor], Callable[[Any, float], Any], Callable[[Any, float], Any]], ...
+] = (
+    (ValueStateDescriptor, export_value, restore_value),
+    (ReducingStateDescriptor, export_value, restore_value),
+    (ListStateDescriptor, export_list, restore_container),
+    (AggregatingStateDescriptor, export_aggregate, restore_container),
+    (MapStateDescriptor, export_map, restore_map),
 )
 
 
@@ -76,16 +103,40 @@ class KeyedStateStore:
     must not change a value in place after storing it, as with Flink's heap backend), and
     list, map and aggregating containers are copied on their first write after a snapshot.
     Tables hold no empty entries: a cleared or emptied key is removed.
+
+    States declared with a TTL (``descriptor.ttl``) read time from ``clock``. Their values
+    expire ``ttl`` after their last refresh; expired values are never returned, are removed
+    when accessed, and are left out of snapshots (judged at the time ``snapshot`` was called).
+    Snapshots hold only plain values, no deadlines, because the clock is monotonic and its
+    times mean nothing to another process: a restored value gets a full ``ttl`` from the
+    moment it was restored. Statistics count expired entries that were not accessed yet.
     """
 
-    __slots__ = ("_copies", "_declared", "_plain", "current_key", "epoch", "tables")
+    __slots__ = (
+        "_clock",
+        "_copies",
+        "_declared",
+        "_expiring",
+        "_plain",
+        "_policies",
+        "_restored_at",
+        "_restorers",
+        "current_key",
+        "epoch",
+        "tables",
+    )
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Clock | None = None) -> None:
         self.tables: dict[str, dict[Any, Any]] = {}
         self.current_key: Any = None
         self.epoch = 0
+        self._clock: Clock = SystemClock() if clock is None else clock
         self._declared: dict[str, StateDescriptor] = {}
         self._plain: dict[str, Callable[[Any], Any]] = {}
+        self._expiring: dict[str, Callable[[Any, float], Any]] = {}
+        self._restorers: dict[str, Callable[[Any, float], Any]] = {}
+        self._policies: dict[str, TtlPolicy] = {}
+        self._restored_at = 0.0
         self._copies = 0
 
     def table(self, descriptor: StateDescriptor) -> dict[Any, Any]:
@@ -110,7 +161,10 @@ class KeyedStateStore:
 
     def value_state(self, descriptor: ValueStateDescriptor[V]) -> ValueState[V]:
         """Return the ``ValueState`` declared by ``descriptor``."""
-        return ValueState(self, self.table(descriptor), descriptor.default)
+        table = self.table(descriptor)
+        if descriptor.ttl is not None:
+            return TtlValueState(self, table, descriptor.default, self._policies[descriptor.name])
+        return ValueState(self, table, descriptor.default)
 
     @overload
     def get_state(self, descriptor: ValueStateDescriptor[V]) -> ValueState[V]: ...
@@ -138,6 +192,8 @@ class KeyedStateStore:
                 f"state '{descriptor.name}' needs a keyed state descriptor; got {descriptor}"
             )
         table = self.table(descriptor)
+        if descriptor.ttl is not None:
+            return self._ttl_state(descriptor, table)
         match descriptor:
             case ValueStateDescriptor():
                 return ValueState(self, table, descriptor.default)
@@ -167,15 +223,20 @@ class KeyedStateStore:
         tables = {name: table.copy() for name, table in self.tables.items() if table}
         plain = {name: self._plain[name] for name in tables.keys() & self._plain.keys()}
         self.epoch += 1
-        return KeyedStateSnapshot(tables, plain)
+        if not self._expiring:
+            return KeyedStateSnapshot(tables, plain)
+        expiring = {name: self._expiring[name] for name in tables.keys() & self._expiring.keys()}
+        return KeyedStateSnapshot(tables, plain, expiring=expiring, time=self._clock.now())
 
     def restore(self, groups: Mapping[int, Mapping[str, Mapping[Any, Any]]]) -> None:
         """Load key group -> state name -> key -> plain value, as ``by_key_group`` returns.
 
         Meant for a fresh store: every key of the given key groups is loaded, for any state
         name, declared or not (a later declaration finds its table). The given lists and
-        dicts are never changed: the first write to a restored container copies it.
+        dicts are never changed: the first write to a restored container copies it. Values of
+        states with a TTL expire ``ttl`` after the restore (see the class docstring).
         """
+        self._restored_at = self._clock.now()
         for states in groups.values():
             for name, values in states.items():
                 self._load(name, values)
@@ -189,18 +250,54 @@ class KeyedStateStore:
         entries = sum(len(table) for table in self.tables.values())
         return KeyedStateStatistics(len(self.tables), entries, self.epoch, self._copies)
 
+    def _ttl_state(self, descriptor: StateDescriptor, table: dict[Any, Any]) -> Any:
+        policy = self._policies[descriptor.name]
+        match descriptor:
+            case ValueStateDescriptor():
+                return TtlValueState(self, table, descriptor.default, policy)
+            case ListStateDescriptor():
+                return TtlListState(self, table, policy)
+            case MapStateDescriptor():
+                return TtlMapState(self, table, policy)
+            case ReducingStateDescriptor():
+                return TtlReducingState(self, table, descriptor.reduce_function, policy)
+            case _:
+                assert isinstance(descriptor, AggregatingStateDescriptor)
+                return TtlAggregatingState(self, table, descriptor.aggregate_function, policy)
+
     def _declare(self, descriptor: StateDescriptor) -> dict[Any, Any]:
         self._declared[descriptor.name] = descriptor
         table = self.tables.setdefault(descriptor.name, {})
+        if descriptor.ttl is not None:
+            return self._declare_ttl(descriptor, descriptor.ttl.ttl, table)
         to_plain = _to_plain(descriptor)
         if to_plain is not None:
             self._plain[descriptor.name] = to_plain
             _freeze(table)
         return table
 
+    def _declare_ttl(
+        self, descriptor: StateDescriptor, ttl: float, table: dict[Any, Any]
+    ) -> dict[Any, Any]:
+        assert descriptor.ttl is not None
+        name = descriptor.name
+        export, restorer = _ttl_format(descriptor)
+        self._policies[name] = TtlPolicy(descriptor.ttl, self._clock)
+        self._expiring[name] = export
+        self._restorers[name] = restorer
+        # Values restored before the declaration are plain; they live ttl from the restore.
+        deadline = self._restored_at + ttl
+        for key, value in table.items():
+            table[key] = restorer(value, deadline)
+        return table
+
     def _load(self, name: str, values: Mapping[Any, Any]) -> None:
         table = self.tables.setdefault(name, {})
-        if name in self._plain:
+        restorer = self._restorers.get(name)
+        if restorer is not None:
+            deadline = self._policies[name].deadline()
+            table.update((key, restorer(value, deadline)) for key, value in values.items())
+        elif name in self._plain:
             table.update((key, StateEntry(FROZEN, value)) for key, value in values.items())
         else:
             table.update(values)
@@ -218,6 +315,15 @@ def _to_plain(descriptor: StateDescriptor) -> Callable[[Any], Any] | None:
         if isinstance(descriptor, kind):
             return to_plain
     return None
+
+
+def _ttl_format(
+    descriptor: StateDescriptor,
+) -> tuple[Callable[[Any, float], Any], Callable[[Any, float], Any]]:
+    for kind, export, restorer in _TTL_FORMATS:
+        if isinstance(descriptor, kind):
+            return export, restorer
+    raise TypeError(f"state '{descriptor.name}' needs a keyed state descriptor to have a TTL")
 
 
 def _freeze(table: dict[Any, Any]) -> None:

@@ -7,6 +7,7 @@ from functools import partial
 from typing import Any
 
 from lockgate.engine.partitioning import key_group_for
+from lockgate.engine.state.ttl import EXPIRED
 
 __all__ = ["KeyedStateSnapshot"]
 
@@ -22,14 +23,25 @@ class KeyedStateSnapshot:
     run in a worker thread while the event loop keeps writing to the store.
     """
 
-    __slots__ = ("_plain", "_tables")
+    __slots__ = ("_expiring", "_plain", "_tables", "_time")
 
     def __init__(
-        self, tables: dict[str, dict[Any, Any]], plain: Mapping[str, Callable[[Any], Any]]
+        self,
+        tables: dict[str, dict[Any, Any]],
+        plain: Mapping[str, Callable[[Any], Any]],
+        *,
+        expiring: Mapping[str, Callable[[Any, float], Any]] | None = None,
+        time: float = 0.0,
     ) -> None:
-        """Wrap ``tables`` (private copies) whose ``plain`` names hold ``StateEntry`` values."""
+        """Wrap ``tables`` (private copies) whose ``plain`` names hold ``StateEntry`` values.
+
+        The ``expiring`` names have a TTL: their export turns a stored value into a plain one,
+        or into ``EXPIRED`` if it had expired at ``time``, the clock time of the snapshot.
+        """
         self._tables = tables
         self._plain = dict(plain)
+        self._expiring = dict(expiring or {})
+        self._time = time
 
     @property
     def state_names(self) -> frozenset[str]:
@@ -46,7 +58,8 @@ class KeyedStateSnapshot:
 
         Lists and maps come out as new plain ``list`` and ``dict`` objects; other values are
         the stored objects themselves (treat them as read-only). States without keys in a
-        key group are absent from it, and key groups without state are absent.
+        key group are absent from it, and key groups without state are absent. Values of
+        states with a TTL that had expired when the snapshot was taken are omitted.
         """
         if max_parallelism < 1:
             raise ValueError(f"max_parallelism must be at least 1; got {max_parallelism}")
@@ -64,6 +77,9 @@ class KeyedStateSnapshot:
     def _split(
         self, name: str, table: dict[Any, Any], group_of: Callable[[Any], int]
     ) -> dict[int, dict[Any, Any]]:
+        export = self._expiring.get(name)
+        if export is not None:
+            return self._split_expiring(table, group_of, export)
         to_plain = self._plain.get(name)
         parts: dict[int, dict[Any, Any]] = {}
         for key, value in table.items():
@@ -72,6 +88,19 @@ class KeyedStateSnapshot:
             if part is None:
                 part = parts[group] = {}
             part[key] = value if to_plain is None else to_plain(value.value)
+        return parts
+
+    def _split_expiring(
+        self,
+        table: dict[Any, Any],
+        group_of: Callable[[Any], int],
+        export: Callable[[Any, float], Any],
+    ) -> dict[int, dict[Any, Any]]:
+        parts: dict[int, dict[Any, Any]] = {}
+        for key, stored in table.items():
+            value = export(stored, self._time)
+            if value is not EXPIRED:
+                parts.setdefault(group_of(key), {})[key] = value
         return parts
 
     def __repr__(self) -> str:
