@@ -31,7 +31,7 @@ from lockgate.engine.checkpointing.storage import CheckpointStorage
 from lockgate.engine.clock import Clock
 from lockgate.engine.errors import CheckpointError
 from lockgate.engine.runtime.gil_handoff import HANDOFF
-from lockgate.engine.runtime.scope import single_error
+from lockgate.engine.runtime.scope import run_with_group
 
 __all__ = ["CheckpointCoordinator", "CheckpointRequest", "CheckpointTicket", "CoordinatorSetup"]
 
@@ -119,18 +119,13 @@ class CheckpointCoordinator(Actor[Any]):
 
     async def run(self) -> None:
         """Handle protocol messages; trigger periodic checkpoints in the background."""
-        failure: BaseException | None = None
-        try:
-            async with anyio.create_task_group() as group:
-                self._group = group
-                if self.setup.config.interval is not None:
-                    group.start_soon(self._trigger_periodically)
-                await super().run()
-                group.cancel_scope.cancel()
-        except BaseExceptionGroup as errors:
-            failure = single_error(errors)
-        if failure is not None:
-            raise failure
+        await run_with_group(self._run_in)
+
+    async def _run_in(self, group: TaskGroup) -> None:
+        self._group = group
+        if self.setup.config.interval is not None:
+            group.start_soon(self._trigger_periodically)
+        await super().run()
 
     async def on_stop(self) -> None:
         """Abort the checkpoints that can no longer complete, deleting what they wrote."""

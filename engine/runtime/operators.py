@@ -135,56 +135,29 @@ class Operator:
 class MapOperator(Operator):
     """Emits ``fn(record)`` for each record."""
 
-    def __init__(
-        self,
-        node: OperatorNode,
-        restored: OperatorSnapshot | None = None,
-        clock: Clock | None = None,
-    ) -> None:
-        super().__init__(node, restored, clock)
-        self._fn: Callable[[Any], Any] = self.function
-
     def process_batch(self, records: list[Any]) -> list[Any]:
         """Apply the function to each record."""
-        fn = self._fn
+        fn = self.function
         return [fn(record) for record in records]
 
 
 class FilterOperator(Operator):
     """Keeps the records for which the predicate holds."""
 
-    def __init__(
-        self,
-        node: OperatorNode,
-        restored: OperatorSnapshot | None = None,
-        clock: Clock | None = None,
-    ) -> None:
-        super().__init__(node, restored, clock)
-        self._predicate: Callable[[Any], bool] = self.function
-
     def process_batch(self, records: list[Any]) -> list[Any]:
         """Keep the records the predicate accepts."""
-        predicate = self._predicate
+        predicate = self.function
         return [record for record in records if predicate(record)]
 
 
 class FlatMapOperator(Operator):
     """Emits every element of the iterable ``fn(record)`` returns."""
 
-    def __init__(
-        self,
-        node: OperatorNode,
-        restored: OperatorSnapshot | None = None,
-        clock: Clock | None = None,
-    ) -> None:
-        super().__init__(node, restored, clock)
-        self._fn: Callable[[Any], Any] = self.function
-
     def process_batch(self, records: list[Any]) -> list[Any]:
         """Concatenate the function's results."""
         out: list[Any] = []
         extend = out.extend
-        fn = self._fn
+        fn = self.function
         for record in records:
             extend(fn(record))
         return out

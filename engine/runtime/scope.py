@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from types import TracebackType
 
+import anyio
+from anyio.abc import TaskGroup
+
 from lockgate.engine.errors import OperatorError
 
-__all__ = ["OperatorScope", "single_error"]
+__all__ = ["OperatorScope", "run_with_group", "single_error"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,3 +58,20 @@ def _leaves(error: BaseException) -> list[BaseException]:
     if isinstance(error, BaseExceptionGroup):
         return [leaf for inner in error.exceptions for leaf in _leaves(inner)]
     return [error]
+
+
+async def run_with_group(body: Callable[[TaskGroup], Awaitable[None]]) -> None:
+    """Run ``body(group)`` in a new task group; when it returns, cancel what it started.
+
+    A failure inside the group is raised as itself, not wrapped in an exception group, so
+    that supervision reports the original error.
+    """
+    failure: BaseException | None = None
+    try:
+        async with anyio.create_task_group() as group:
+            await body(group)
+            group.cancel_scope.cancel()
+    except BaseExceptionGroup as errors:
+        failure = single_error(errors)
+    if failure is not None:
+        raise failure

@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import anyio
 from anyio.abc import TaskGroup
 
 from lockgate.actors import Actor, StopActor
@@ -34,7 +33,7 @@ from lockgate.engine.runtime.barrier_aligner import AbortCheckpoint, TriggerSnap
 from lockgate.engine.runtime.gil_handoff import HANDOFF
 from lockgate.engine.runtime.heads import Head
 from lockgate.engine.runtime.operators import Operator, StateCapture
-from lockgate.engine.runtime.scope import OperatorScope, single_error
+from lockgate.engine.runtime.scope import OperatorScope, run_with_group
 from lockgate.engine.runtime.subtask_checkpointer import SubtaskCheckpointer
 from lockgate.engine.runtime.tails import Tail
 
@@ -98,17 +97,12 @@ class SubtaskActor(Actor[Any]):
 
     async def run(self) -> None:
         """Process input and control messages until a ``StopActor``."""
-        failure: BaseException | None = None
-        try:
-            async with anyio.create_task_group() as group:
-                self._group = group
-                self.head.start(group)
-                await self._loop()
-                group.cancel_scope.cancel()
-        except BaseExceptionGroup as errors:
-            failure = single_error(errors)
-        if failure is not None:
-            raise failure
+        await run_with_group(self._run_in)
+
+    async def _run_in(self, group: TaskGroup) -> None:
+        self._group = group
+        self.head.start(group)
+        await self._loop()
 
     async def on_stop(self) -> None:
         """Close the tail, the head and the operators."""
