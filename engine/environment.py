@@ -133,19 +133,33 @@ class StreamEnvironment:
         self._graph.max_parallelism = self.max_parallelism
         return plan_job(self._graph)
 
-    async def execute(self, name: str = "job", *, restore_from: RestoreFrom = None) -> JobResult:
+    async def execute(
+        self,
+        name: str = "job",
+        *,
+        restore_from: RestoreFrom = None,
+        allow_non_restored_state: bool = False,
+    ) -> JobResult:
         """Run the job to its end and return its result; raise its error if it fails.
 
         ``restore_from`` starts the job from a checkpoint of the same storage: its location
         (as ``CompletedCheckpoint.location`` gives it), ``"latest"`` for the newest completed
-        checkpoint of a job with this name, or its ``CheckpointMetadata``.
+        checkpoint of a job with this name, or its ``CheckpointMetadata``. State of an
+        operator uid the job no longer has fails the restore, unless
+        ``allow_non_restored_state`` drops it.
         """
-        async with self.start(name, restore_from=restore_from) as job:
+        async with self.start(
+            name, restore_from=restore_from, allow_non_restored_state=allow_non_restored_state
+        ) as job:
             return await job.wait()
 
     @asynccontextmanager
     async def start(
-        self, name: str = "job", *, restore_from: RestoreFrom = None
+        self,
+        name: str = "job",
+        *,
+        restore_from: RestoreFrom = None,
+        allow_non_restored_state: bool = False,
     ) -> AsyncIterator[JobClient]:
         """Start the job and yield its ``JobClient`` at once.
 
@@ -153,7 +167,12 @@ class StreamEnvironment:
         error if it failed and ``wait`` did not already raise it.
         """
         master = JobMaster(
-            name, self.plan(), self._runtime_options(), await self._settings(name, restore_from)
+            name,
+            self.plan(),
+            self._runtime_options(),
+            await self._settings(
+                name, restore_from, allow_non_restored_state=allow_non_restored_state
+            ),
         )
         client = JobClient(master, self.clock)
         body_error: Exception | None = None
@@ -180,7 +199,9 @@ class StreamEnvironment:
             self.checkpoint_config.mode,
         )
 
-    async def _settings(self, name: str, restore_from: RestoreFrom) -> JobSettings:
+    async def _settings(
+        self, name: str, restore_from: RestoreFrom, *, allow_non_restored_state: bool
+    ) -> JobSettings:
         strategy = self.restart_strategy or (
             RestartStrategy.exponential_delay()
             if self.checkpoint_config.interval is not None
@@ -191,6 +212,7 @@ class StreamEnvironment:
             self.checkpoint_storage,
             strategy,
             await self._resolve(name, restore_from),
+            allow_non_restored_state=allow_non_restored_state,
         )
 
     async def _resolve(self, name: str, restore_from: RestoreFrom) -> CheckpointMetadata | None:

@@ -42,6 +42,7 @@ class JobSettings:
     storage: CheckpointStorage
     restart_strategy: RestartStrategy
     restore_from: CheckpointMetadata | None = None
+    allow_non_restored_state: bool = False
 
 
 class JobMaster:
@@ -153,7 +154,11 @@ class JobMaster:
         if self._restore_from is None:
             return {}
         return await load_restored_state(
-            self._restore_from, self.plan, self.settings.storage, self.options.max_parallelism
+            self._restore_from,
+            self.plan,
+            self.settings.storage,
+            self.options.max_parallelism,
+            allow_non_restored_state=self.settings.allow_non_restored_state,
         )
 
     def _deploy(self, system: ActorSystem, restored: dict[str, Any]) -> None:

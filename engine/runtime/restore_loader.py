@@ -21,13 +21,18 @@ async def load_restored_state(
     plan: ExecutionPlan,
     storage: CheckpointStorage,
     max_parallelism: int,
+    *,
+    allow_non_restored_state: bool = False,
 ) -> dict[str, list[OperatorSnapshot]]:
     """Read every operator's state of ``metadata``, redistributed to the plan's parallelism.
 
     Raises ``RestoreError`` when the checkpoint cannot belong to this job: another
-    max_parallelism, or state for an operator uid the job no longer has.
+    max_parallelism, or state for an operator uid the job no longer has (unless
+    ``allow_non_restored_state``, which drops that state).
     """
-    _check_compatible(metadata, plan, max_parallelism)
+    _check_max_parallelism(metadata, max_parallelism)
+    if not allow_non_restored_state:
+        _check_every_state_has_an_operator(metadata, plan)
     parallelism = {node.uid: node.parallelism for node in plan.graph}
     return {
         uid: redistribute(await _read_all(uid, handles, storage), parallelism[uid], max_parallelism)
@@ -36,9 +41,7 @@ async def load_restored_state(
     }
 
 
-def _check_compatible(
-    metadata: CheckpointMetadata, plan: ExecutionPlan, max_parallelism: int
-) -> None:
+def _check_max_parallelism(metadata: CheckpointMetadata, max_parallelism: int) -> None:
     if metadata.max_parallelism != max_parallelism:
         raise RestoreError(
             f"checkpoint {metadata.checkpoint_id} was taken with max_parallelism "
@@ -46,12 +49,16 @@ def _check_compatible(
             "split into that many key groups, so set max_parallelism back to "
             f"{metadata.max_parallelism}"
         )
+
+
+def _check_every_state_has_an_operator(metadata: CheckpointMetadata, plan: ExecutionPlan) -> None:
     uids = {node.uid for node in plan.graph}
     for uid, handles in metadata.operators.items():
         if uid not in uids and any(handle is not None for handle in handles.handles):
             raise RestoreError(
                 f"checkpoint {metadata.checkpoint_id} holds state for operator '{uid}', which "
-                "the job no longer has; give the operator that owns it uid='" + uid + "' again"
+                f"the job no longer has; give the operator that owns it uid='{uid}' again, or "
+                "pass allow_non_restored_state=True to drop that state"
             )
 
 
