@@ -5,19 +5,19 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
-import asyncpg  # type: ignore[import-untyped]
 import pytest
 
 from lockgate.connectors import CollectionSource
 from lockgate.connectors.errors import UnencodableRecord
 from lockgate.connectors.postgres import PostgresSink
 from lockgate.engine import SinkContext, SinkWriter, StreamEnvironment, SystemClock
+
+from .postgres_tables import prepared
 
 
 def context(
@@ -43,35 +43,6 @@ def numbers_sink(dsn: str, table: str, **options: Any) -> PostgresSink[int]:
     return PostgresSink(dsn, table=table, columns=["value"], to_row=lambda v: (v,), **options)
 
 
-@pytest.fixture
-async def db(postgres_dsn: str) -> AsyncIterator[Any]:
-    connection = await asyncpg.connect(postgres_dsn)
-    yield connection
-    await connection.close()
-
-
-@pytest.fixture
-async def table(db: Any) -> AsyncIterator[str]:
-    """A new table of numbers, also the job's name; its prepared transactions go with it."""
-    name = f"pg_sink_{uuid.uuid4().hex[:12]}"
-    await db.execute(f"CREATE TABLE {name} (value bigint)")
-    yield name
-    for gid in await prepared(db, name):
-        await db.execute(f"ROLLBACK PREPARED '{gid}'")
-    await db.execute(f"DROP TABLE {name}")
-
-
-@pytest.fixture
-async def keyed_table(db: Any) -> AsyncIterator[str]:
-    """A new table keyed by ``value``, also the job's name; its prepared transactions go too."""
-    name = f"pg_keyed_{uuid.uuid4().hex[:12]}"
-    await db.execute(f"CREATE TABLE {name} (value bigint PRIMARY KEY, label text)")
-    yield name
-    for gid in await prepared(db, name):
-        await db.execute(f"ROLLBACK PREPARED '{gid}'")
-    await db.execute(f"DROP TABLE {name}")
-
-
 @asynccontextmanager
 async def opened(writer: SinkWriter[Any]) -> AsyncIterator[SinkWriter[Any]]:
     """Open ``writer``; close it at the end of the block, as the engine does (also on error)."""
@@ -86,13 +57,6 @@ async def prepare_as_another_run(db: Any, table: str, value: int, gid_suffix: st
     await db.execute("BEGIN")
     await db.execute(f"INSERT INTO {table} (value) VALUES ({value})")
     await db.execute(f"PREPARE TRANSACTION 'lockgate/{table}/out/{gid_suffix}'")
-
-
-async def prepared(db: Any, job: str) -> list[str]:
-    rows = await db.fetch(
-        "SELECT gid FROM pg_prepared_xacts WHERE starts_with(gid, $1)", f"lockgate/{job}/"
-    )
-    return [row["gid"] for row in rows]
 
 
 async def values(db: Any, table: str) -> list[int]:

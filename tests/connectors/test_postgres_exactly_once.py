@@ -5,11 +5,8 @@ would show; the upsert table has its key, and a replay must rewrite rows, never 
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import AsyncIterator
 from typing import Any, Literal
 
-import asyncpg  # type: ignore[import-untyped]
 import pytest
 
 from lockgate.connectors import CollectionSource
@@ -23,6 +20,8 @@ from lockgate.engine import (
     StreamEnvironment,
 )
 from lockgate.engine.testing import AwaitCheckpoint, FailOnce
+
+from .postgres_tables import prepared
 
 N = 10_000
 Moment = Literal["after_pre_commit", "before_commit"]
@@ -74,40 +73,6 @@ class DyingWriter(SinkWriter[Any]):
 
     async def close(self) -> None:
         await self.writer.close()
-
-
-@pytest.fixture
-async def db(postgres_dsn: str) -> AsyncIterator[Any]:
-    connection = await asyncpg.connect(postgres_dsn)
-    yield connection
-    await connection.close()
-
-
-@pytest.fixture
-async def table(db: Any) -> AsyncIterator[str]:
-    """A new table of numbers, also the job's name; its prepared transactions go with it."""
-    name = f"pg_exactly_once_{uuid.uuid4().hex[:12]}"
-    await db.execute(f"CREATE TABLE {name} (value bigint)")
-    yield name
-    for gid in await prepared(db, name):
-        await db.execute(f"ROLLBACK PREPARED '{gid}'")
-    await db.execute(f"DROP TABLE {name}")
-
-
-@pytest.fixture
-async def keyed_table(db: Any) -> AsyncIterator[str]:
-    """A new table keyed by ``value``, also the job's name."""
-    name = f"pg_upsert_{uuid.uuid4().hex[:12]}"
-    await db.execute(f"CREATE TABLE {name} (value bigint PRIMARY KEY, label text)")
-    yield name
-    await db.execute(f"DROP TABLE {name}")
-
-
-async def prepared(db: Any, job: str) -> list[str]:
-    rows = await db.fetch(
-        "SELECT gid FROM pg_prepared_xacts WHERE starts_with(gid, $1)", f"lockgate/{job}/"
-    )
-    return [row["gid"] for row in rows]
 
 
 async def values(db: Any, table: str) -> list[int]:
