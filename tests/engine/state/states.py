@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lockgate.engine.state import AggregateFunction, KeyedStateSnapshot
+from lockgate.engine.state import AggregateFunction, KeyedStateSnapshot, KeyedStateStore
 
 MAX_PARALLELISM = 128
 
@@ -39,3 +39,32 @@ class Average(AggregateFunction[int, list[int], float]):
 
     def merge(self, a: list[int], b: list[int]) -> list[int]:
         return [a[0] + b[0], a[1] + b[1]]
+
+
+class EveryState:
+    """A store with one state of every kind (value, list, map, reducing, aggregating),
+    written and read as a job would."""
+
+    def __init__(self, store: KeyedStateStore, descriptors: tuple[Any, ...]) -> None:
+        self.store = store
+        self.value, self.list, self.map, self.reducing, self.aggregating = (
+            store.get_state(descriptor) for descriptor in descriptors
+        )
+
+    def write(self, key: Any, number: int) -> None:
+        self.store.current_key = key
+        self.value.update(number)
+        self.list.add(number)
+        self.map.put(f"m{number}", number)
+        self.reducing.add(number)
+        self.aggregating.add(number)
+
+    def read(self, key: Any) -> tuple[Any, ...]:
+        self.store.current_key = key
+        return (
+            self.value.value(),
+            self.list.get(),
+            dict(self.map.items()),
+            self.reducing.get(),
+            self.aggregating.get(),
+        )

@@ -15,7 +15,7 @@ from lockgate.engine.state import (
     ValueStateDescriptor,
 )
 
-from .states import MAX_PARALLELISM, Average, flat
+from .states import MAX_PARALLELISM, Average, EveryState, flat
 
 VALUE = ValueStateDescriptor[int]("value")
 LIST = ListStateDescriptor[int]("list")
@@ -24,34 +24,12 @@ REDUCING = ReducingStateDescriptor[int]("reducing", operator.add)
 AGGREGATING = AggregatingStateDescriptor("aggregating", Average())
 
 
-class Job:
+class Job(EveryState):
     """A store with one state of every kind, written as a job would."""
 
     def __init__(self, store: KeyedStateStore | None = None) -> None:
-        self.store = store or KeyedStateStore()
-        self.value = self.store.get_state(VALUE)
-        self.list = self.store.get_state(LIST)
-        self.map = self.store.get_state(MAP)
-        self.reducing = self.store.get_state(REDUCING)
-        self.aggregating = self.store.get_state(AGGREGATING)
-
-    def write(self, key: Any, number: int) -> None:
-        self.store.current_key = key
-        self.value.update(number)
-        self.list.add(number)
-        self.map.put(f"m{number}", number)
-        self.reducing.add(number)
-        self.aggregating.add(number)
-
-    def read(self, key: Any) -> tuple[Any, ...]:
-        self.store.current_key = key
-        return (
-            self.value.value(),
-            self.list.get(),
-            dict(self.map.items()),
-            self.reducing.get(),
-            self.aggregating.get(),
-        )
+        descriptors = (VALUE, LIST, MAP, REDUCING, AGGREGATING)
+        super().__init__(store or KeyedStateStore(), descriptors)
 
 
 def test_a_snapshot_holds_every_state_as_plain_values() -> None:

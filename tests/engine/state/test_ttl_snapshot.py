@@ -14,7 +14,7 @@ from lockgate.engine.state import (
     ValueStateDescriptor,
 )
 
-from .states import MAX_PARALLELISM, Average, flat
+from .states import MAX_PARALLELISM, Average, EveryState, flat
 
 TTL = StateTtlConfig(10.0)
 VALUE = ValueStateDescriptor[int]("value", ttl=TTL)
@@ -24,34 +24,11 @@ REDUCING = ReducingStateDescriptor[int]("reducing", operator.add, ttl=TTL)
 AGGREGATING = AggregatingStateDescriptor("aggregating", Average(), ttl=TTL)
 
 
-class Job:
+class Job(EveryState):
     """A store with one TTL state of every kind, on a manual clock."""
 
     def __init__(self, clock: ManualClock) -> None:
-        self.store = KeyedStateStore(clock)
-        self.value = self.store.get_state(VALUE)
-        self.list = self.store.get_state(LIST)
-        self.map = self.store.get_state(MAP)
-        self.reducing = self.store.get_state(REDUCING)
-        self.aggregating = self.store.get_state(AGGREGATING)
-
-    def write(self, key: Any, number: int) -> None:
-        self.store.current_key = key
-        self.value.update(number)
-        self.list.add(number)
-        self.map.put(f"m{number}", number)
-        self.reducing.add(number)
-        self.aggregating.add(number)
-
-    def read(self, key: Any) -> tuple[Any, ...]:
-        self.store.current_key = key
-        return (
-            self.value.value(),
-            self.list.get(),
-            dict(self.map.items()),
-            self.reducing.get(),
-            self.aggregating.get(),
-        )
+        super().__init__(KeyedStateStore(clock), (VALUE, LIST, MAP, REDUCING, AGGREGATING))
 
 
 def test_a_snapshot_holds_live_ttl_values_as_plain_values() -> None:
