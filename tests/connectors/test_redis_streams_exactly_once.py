@@ -15,8 +15,10 @@ from redis.asyncio import Redis
 
 from lockgate.connectors import CollectSink
 from lockgate.connectors.redis_streams import RedisStreamSink, RedisStreamSource, StreamEntry
-from lockgate.engine import JobClient, RestartStrategy, StreamEnvironment
+from lockgate.engine import StreamEnvironment
 from lockgate.engine.testing import FailOnce
+
+from .triggered_jobs import checkpointed_env, commit_everything
 
 
 @pytest.fixture
@@ -56,22 +58,6 @@ class Numbers:
 
     async def wait_seen(self, value: int) -> None:
         await self._seen[value].wait()
-
-
-def checkpointed_env(parallelism: int) -> StreamEnvironment:
-    # No interval: checkpoints are taken when the test triggers them, so it knows where.
-    env = StreamEnvironment(parallelism=parallelism, batch_size=10, buffer_timeout=0.01)
-    env.enable_checkpointing(None)
-    env.set_restart_strategy(RestartStrategy.fixed_delay(attempts=3, delay=0.0))
-    return env
-
-
-async def commit_everything(job: JobClient, sink: CollectSink[int], count: int) -> None:
-    # A checkpoint after the last record covers it; its commit may land with the next one.
-    for _ in range(10):
-        if len(sink.results) >= count:
-            return
-        await job.trigger_checkpoint()
 
 
 async def test_a_job_commits_every_entry_of_a_redis_stream_once_across_a_failure(
