@@ -21,6 +21,7 @@ from lockgate.engine.errors import (
     GraphError,
     JobError,
     OperatorError,
+    IncompatibleState,
     RestoreError,
     SourceError,
 )
@@ -86,6 +87,7 @@ __all__ = [
     "FileSystemCheckpointStorage",
     "MemoryCheckpointStorage",
     "RestartStrategy",
+    "IncompatibleState",
     "RestoreError",
     "TwoPhaseCommitSink",
     "TwoPhaseCommitWriter",

@@ -9,6 +9,7 @@ EngineError
 │   └── CheckpointError   a checkpoint failed (its id and CheckpointFailureReason); raised by
 │                         trigger_checkpoint(), and fails the job past tolerable_failures
 ├── RestoreError          a checkpoint cannot be restored into this job (names the uid)
+│   └── IncompatibleState a restored state does not fit its declaration (kind, values)
 └── SourceError           a source cannot do what was asked (bad split, bad position)
 ```
 """
@@ -21,6 +22,7 @@ __all__ = [
     "CheckpointError",
     "EngineError",
     "GraphError",
+    "IncompatibleState",
     "JobError",
     "OperatorError",
     "RestoreError",
@@ -86,6 +88,13 @@ class CheckpointError(JobError):
 
 class RestoreError(EngineError):
     """A checkpoint or savepoint cannot be restored into this job; says what to change."""
+
+
+class IncompatibleState(RestoreError):
+    """Restored state does not fit how the job declares it: another kind, or unreadable values.
+
+    The message names the operator uid and the state, and says what to change.
+    """
 
 
 class SourceError(EngineError):

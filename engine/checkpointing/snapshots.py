@@ -38,7 +38,9 @@ class OperatorSnapshot:
     its hash assigns it, so keyed state moves between subtasks in whole key groups.
     ``lists`` are list states split evenly on rescaling, ``unions`` list states every
     subtask receives in full, and ``broadcast`` maps state name -> key -> value, identical
-    in every subtask. The snapshot is a copy: nothing the running operator does changes it.
+    in every subtask. ``kinds`` maps each keyed state name to the kind it was declared with
+    (``kind_of``: value, list, map, reducing, aggregating), so a restore can refuse a job
+    that declares it as another kind. The snapshot is a copy: nothing the running operator does changes it.
     """
 
     uid: str
@@ -46,6 +48,7 @@ class OperatorSnapshot:
     lists: dict[str, list[Any]] = field(default_factory=dict)
     unions: dict[str, list[Any]] = field(default_factory=dict)
     broadcast: dict[str, dict[Any, Any]] = field(default_factory=dict)
+    kinds: dict[str, str] = field(default_factory=dict)
 
     @property
     def is_empty(self) -> bool:

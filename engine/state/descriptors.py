@@ -22,6 +22,7 @@ __all__ = [
     "ReducingStateDescriptor",
     "StateDescriptor",
     "ValueStateDescriptor",
+    "kind_of",
 ]
 
 V = TypeVar("V")
@@ -93,3 +94,24 @@ class AggregatingStateDescriptor(StateDescriptor, Generic[IN, ACC, OUT]):
     """
 
     aggregate_function: AggregateFunction[IN, ACC, OUT] = field(compare=False)
+
+
+_KINDS: tuple[tuple[type[StateDescriptor], str], ...] = (
+    (ValueStateDescriptor, "value"),
+    (ListStateDescriptor, "list"),
+    (MapStateDescriptor, "map"),
+    (ReducingStateDescriptor, "reducing"),
+    (AggregatingStateDescriptor, "aggregating"),
+)
+
+
+def kind_of(descriptor: StateDescriptor) -> str:
+    """Return the kind a descriptor declares: value, list, map, reducing or aggregating.
+
+    Snapshots record it per state, so a restore can tell when a job declares a state it
+    restores as another kind.
+    """
+    for cls, kind in _KINDS:
+        if isinstance(descriptor, cls):
+            return kind
+    raise TypeError(f"state '{descriptor.name}' has no keyed state kind: {descriptor!r}")

@@ -1,0 +1,1 @@
+"""Savepoints: the canonical snapshot format, and reading savepoints as plain data."""
