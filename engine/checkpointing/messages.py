@@ -10,10 +10,13 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any
 
+from lockgate.engine.events import CHECKPOINT, SnapshotOptions
+
 __all__ = [
     "AcknowledgeCheckpoint",
     "CheckpointFailureReason",
     "DeclineCheckpoint",
+    "EndSourceInput",
     "NotifyCheckpointAborted",
     "NotifyCheckpointComplete",
     "StateHandle",
@@ -89,6 +92,16 @@ class TriggerCheckpoint:
 
     checkpoint_id: int
     timestamp: float
+    options: SnapshotOptions = CHECKPOINT
+
+
+@dataclass(frozen=True, slots=True)
+class EndSourceInput:
+    """Coordinator -> source subtask: end your input now (stop-with-savepoint with drain).
+
+    The source emits ``EndOfInput`` as if it had read everything: downstream operators fire
+    and flush what they hold, and the job's final snapshot follows.
+    """
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,7 +27,7 @@ SPLITS_STATE = "__splits__"
 SINK_STATE = "__sink__"
 """The list state under which a sink writer stores what ``snapshot_state`` returned."""
 
-_FORMAT = "lockgate-operator-snapshot/2"  # 2: keyed state pickled per key group
+_FORMAT = "lockgate-operator-snapshot/3"  # 2: keyed state pickled per key group; 3: kinds
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,8 @@ class OperatorSnapshot:
     subtask receives in full, and ``broadcast`` maps state name -> key -> value, identical
     in every subtask. ``kinds`` maps each keyed state name to the kind it was declared with
     (``kind_of``: value, list, map, reducing, aggregating), so a restore can refuse a job
-    that declares it as another kind. The snapshot is a copy: nothing the running operator does changes it.
+    that declares it as another kind. The snapshot is a copy: nothing the running operator
+    does changes it.
     """
 
     uid: str
@@ -67,7 +68,7 @@ def encode_snapshot(snapshot: OperatorSnapshot) -> bytes:
     """
     groups = {group: pickle.dumps(states, protocol=5) for group, states in snapshot.keyed.items()}
     fields = (snapshot.uid, groups, snapshot.lists, snapshot.unions, snapshot.broadcast)
-    return pickle.dumps((_FORMAT, *fields), protocol=5)
+    return pickle.dumps((_FORMAT, *fields, snapshot.kinds), protocol=5)
 
 
 def decode_snapshot(data: bytes, *, location: str = "<bytes>") -> OperatorSnapshot:
@@ -81,11 +82,11 @@ def decode_snapshot(data: bytes, *, location: str = "<bytes>") -> OperatorSnapsh
         decoded = pickle.loads(data)
     except Exception as error:
         raise CorruptCheckpoint(location, f"it cannot be unpickled ({error!r})") from error
-    if not (isinstance(decoded, tuple) and len(decoded) == 6 and decoded[0] == _FORMAT):
+    if not (isinstance(decoded, tuple) and len(decoded) == 7 and decoded[0] == _FORMAT):
         raise CorruptCheckpoint(location, "it does not hold an operator snapshot")
-    _, uid, groups, lists, unions, broadcast = decoded
+    _, uid, groups, lists, unions, broadcast, kinds = decoded
     try:
         keyed = {group: pickle.loads(states) for group, states in groups.items()}
     except Exception as error:
         raise CorruptCheckpoint(location, f"a key group cannot be unpickled ({error!r})") from error
-    return OperatorSnapshot(uid, keyed, lists, unions, broadcast)
+    return OperatorSnapshot(uid, keyed, lists, unions, broadcast, kinds)

@@ -12,7 +12,7 @@ from lockgate.engine.checkpointing.snapshots import SINK_STATE, SPLITS_STATE, Op
 from lockgate.engine.checkpointing.storage import CheckpointStorage
 from lockgate.engine.clock import Clock
 from lockgate.engine.events import ChannelItem, item_size
-from lockgate.engine.graph import OperatorKind, Partitioning
+from lockgate.engine.graph import OperatorKind, OperatorNode, Partitioning
 from lockgate.engine.partitioning import (
     BroadcastPartitioner,
     ForwardPartitioner,
@@ -24,13 +24,20 @@ from lockgate.engine.planning import ChainEdge, ExecutionPlan, OperatorChain
 from lockgate.engine.runtime.barrier_aligner import AlignmentMode, BarrierAligner
 from lockgate.engine.runtime.gates import InputGate, OutputGate, OutputPartition
 from lockgate.engine.runtime.heads import GateHead, Head, SourceHead
-from lockgate.engine.runtime.operators import create_operator
+from lockgate.engine.runtime.operators import Operator, create_operator
 from lockgate.engine.runtime.scope import OperatorScope
 from lockgate.engine.runtime.subtask import SubtaskActor, SubtaskSettings
 from lockgate.engine.runtime.subtask_checkpointer import CheckpointContext, SubtaskCheckpointer
 from lockgate.engine.runtime.tails import GateTail, SinkTail, Tail
+from lockgate.engine.savepoints.values import ValueCodec
 from lockgate.engine.sinks import Sink, SinkContext
 from lockgate.engine.sources import Source, SourceContext, SourceSplit, assign_splits
+from lockgate.engine.state import (
+    KeyedStateBackend,
+    KeyedStateBackendSpec,
+    MemoryStateBackend,
+    StateBackend,
+)
 
 __all__ = ["Attempt", "Deployment", "RuntimeOptions", "deploy"]
 
@@ -39,7 +46,10 @@ ChannelKey = tuple[int, int, int]  # edge id, upstream subtask, downstream subta
 
 @dataclass(frozen=True, slots=True)
 class RuntimeOptions:
-    """How subtasks batch, buffer and tell time."""
+    """How subtasks batch, buffer, tell time and keep keyed state.
+
+    ``state_backend`` builds each operator subtask's keyed state backend, anew per attempt.
+    """
 
     batch_size: int
     channel_capacity: int
@@ -47,6 +57,7 @@ class RuntimeOptions:
     max_parallelism: int
     clock: Clock
     mode: CheckpointingMode = CheckpointingMode.EXACTLY_ONCE
+    state_backend: StateBackend = field(default_factory=MemoryStateBackend)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +74,7 @@ class Attempt:
     coordinator: ActorRef[Any]
     restored: Mapping[str, list[OperatorSnapshot]] = field(default_factory=dict)
     run_id: str = "run"
+    savepoint_codec: ValueCodec = field(default_factory=ValueCodec)
 
     def state_of(self, uid: str, index: int) -> OperatorSnapshot | None:
         """The restored state of operator ``uid`` in subtask ``index``, if any."""
@@ -87,11 +99,15 @@ def deploy(plan: ExecutionPlan, options: RuntimeOptions, attempt: Attempt) -> De
     }
     channels = _channels(plan, options, doorbells)
     builder = _SubtaskBuilder(plan, options, attempt, channels)
-    subtasks = tuple(
-        (builder.build(chain, index), doorbells[chain.chain_id, index])
-        for chain in plan.chains
-        for index in range(chain.parallelism)
-    )
+    try:
+        subtasks = tuple(
+            (builder.build(chain, index), doorbells[chain.chain_id, index])
+            for chain in plan.chains
+            for index in range(chain.parallelism)
+        )
+    except BaseException:
+        builder.close_keyed_states()  # no subtask runs, so none will close them
+        raise
     return Deployment(subtasks, channels)
 
 
@@ -124,6 +140,7 @@ class _SubtaskBuilder:
         self.options = options
         self.attempt = attempt
         self.channels = channels
+        self.keyed_states: list[KeyedStateBackend] = []
 
     def build(self, chain: OperatorChain, index: int) -> SubtaskActor:
         options = self.options
@@ -131,10 +148,7 @@ class _SubtaskBuilder:
             chain, index, options.max_parallelism, options.buffer_timeout, options.clock
         )
         middle = [node for node in chain.operators if node.kind not in _ENDS]
-        operators = [
-            create_operator(node, self.attempt.state_of(node.uid, index), options.clock)
-            for node in middle
-        ]
+        operators = [self._operator(node, index) for node in middle]
         checkpointer = SubtaskCheckpointer(
             CheckpointContext(
                 self.attempt.job_name,
@@ -143,10 +157,31 @@ class _SubtaskBuilder:
                 self.attempt.coordinator,
                 options.max_parallelism,
                 options.clock,
+                self.attempt.savepoint_codec,
             )
         )
         head, tail = self._head(chain, index), self._tail(chain, index)
         return SubtaskActor(settings, head, operators, tail, checkpointer)
+
+    def close_keyed_states(self) -> None:
+        """Close every keyed state backend made so far (the deployment failed)."""
+        while self.keyed_states:
+            self.keyed_states.pop().close()
+
+    def _operator(self, node: OperatorNode, index: int) -> Operator:
+        spec = KeyedStateBackendSpec(
+            self.attempt.job_name,
+            self.attempt.run_id,
+            self.attempt.number,
+            node.uid,
+            index,
+            self.options.max_parallelism,
+            self.options.clock,
+        )
+        keyed_state = self.options.state_backend.create_keyed_state_backend(spec)
+        self.keyed_states.append(keyed_state)
+        restored = self.attempt.state_of(node.uid, index)
+        return create_operator(node, restored, self.options.clock, keyed_state=keyed_state)
 
     def _head(self, chain: OperatorChain, index: int) -> Head:
         head = chain.head

@@ -2,7 +2,8 @@
 
 The synchronous part runs on the event loop between two batches and only takes consistent
 copies (copy-on-write state snapshots, source positions, the sink's pre-commit). The
-asynchronous part — grouping keyed state by key group, encoding, writing — runs in a task
+asynchronous part — grouping keyed state by key group, encoding (pickle for checkpoints, the
+canonical format for savepoints, which go to their own folder), writing — runs in a task
 of the subtask's task group (its CPU work in a worker thread), so records keep flowing, and
 ends with an acknowledgement (or a decline) to the checkpoint coordinator.
 """
@@ -11,7 +12,8 @@ from __future__ import annotations
 
 import contextlib
 import zlib
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -27,11 +29,14 @@ from lockgate.engine.checkpointing.messages import (
     SubtaskCheckpointStats,
     SubtaskId,
 )
-from lockgate.engine.checkpointing.snapshots import encode_snapshot
-from lockgate.engine.checkpointing.storage import CheckpointStorage
+from lockgate.engine.checkpointing.snapshots import OperatorSnapshot, encode_snapshot
+from lockgate.engine.checkpointing.storage import CheckpointStorage, savepoint_folder_for
 from lockgate.engine.clock import Clock
+from lockgate.engine.events import CheckpointBarrier
 from lockgate.engine.runtime.gil_handoff import HANDOFF
 from lockgate.engine.runtime.operators import StateCapture
+from lockgate.engine.savepoints.format import encode_savepoint_state
+from lockgate.engine.savepoints.values import ValueCodec
 
 __all__ = ["CheckpointContext", "SubtaskCheckpointer"]
 
@@ -51,6 +56,7 @@ class CheckpointContext:
     coordinator: ActorRef[Any]
     max_parallelism: int
     clock: Clock
+    savepoint_codec: ValueCodec = field(default_factory=ValueCodec)
 
 
 class SubtaskCheckpointer:
@@ -71,13 +77,13 @@ class SubtaskCheckpointer:
     def complete_async(
         self,
         group: TaskGroup,
-        checkpoint_id: int,
+        barrier: CheckpointBarrier,
         captures: list[StateCapture],
         stats: SubtaskCheckpointStats,
     ) -> None:
         """Record the snapshot as taken and start its asynchronous part in ``group``."""
-        self.last_checkpoint_id = checkpoint_id
-        group.start_soon(self._write_and_acknowledge, checkpoint_id, captures, stats)
+        self.last_checkpoint_id = barrier.checkpoint_id
+        group.start_soon(self._write_and_acknowledge, barrier, captures, stats)
 
     def decline(self, checkpoint_id: int, reason: CheckpointFailureReason, message: str) -> None:
         """Tell the coordinator this subtask will not take part in ``checkpoint_id``."""
@@ -92,12 +98,16 @@ class SubtaskCheckpointer:
             self.context.coordinator.tell_control(message)
 
     async def _write_and_acknowledge(
-        self, checkpoint_id: int, captures: list[StateCapture], stats: SubtaskCheckpointStats
+        self,
+        barrier: CheckpointBarrier,
+        captures: list[StateCapture],
+        stats: SubtaskCheckpointStats,
     ) -> None:
+        checkpoint_id = barrier.checkpoint_id
         started = self.context.clock.now()
         try:
             with HANDOFF.lend():
-                handles = await self._write(checkpoint_id, captures)
+                handles = await self._write(barrier, captures)
         except Exception as error:  # a storage failure declines; it does not fail the job
             self.decline(checkpoint_id, CheckpointFailureReason.STORAGE_FAILED, repr(error))
             return
@@ -115,17 +125,23 @@ class SubtaskCheckpointer:
         )
 
     async def _write(
-        self, checkpoint_id: int, captures: list[StateCapture]
+        self, barrier: CheckpointBarrier, captures: list[StateCapture]
     ) -> dict[str, StateHandle]:
-        encode = partial(_encode_all, captures, self.context.max_parallelism)
+        options = barrier.options
+        storage, encoder = self.context.storage, encode_snapshot
+        if options.kind.is_savepoint:
+            assert options.target is not None, "a savepoint needs its target folder"
+            storage = savepoint_folder_for(options.target)
+            encoder = partial(encode_savepoint_state, codec=self.context.savepoint_codec)
+        encode = partial(_encode_all, captures, self.context.max_parallelism, encoder)
         if sum(capture.entries for capture in captures) <= _INLINE_ENTRIES:
             encoded = encode()
         else:
             encoded = await anyio.to_thread.run_sync(encode)
         handles: dict[str, StateHandle] = {}
         for uid, data in encoded:
-            handles[uid] = await self.context.storage.write_state(
-                self.context.job_name, checkpoint_id, self._file_name(uid), data
+            handles[uid] = await storage.write_state(
+                self.context.job_name, barrier.checkpoint_id, self._file_name(uid), data
             )
         return handles
 
@@ -135,7 +151,11 @@ class SubtaskCheckpointer:
         return f"{safe}-{tag:08x}-{self.context.subtask.subtask_index}"
 
 
-def _encode_all(captures: list[StateCapture], max_parallelism: int) -> list[tuple[str, bytes]]:
+def _encode_all(
+    captures: list[StateCapture],
+    max_parallelism: int,
+    encode: Callable[[OperatorSnapshot], bytes],
+) -> list[tuple[str, bytes]]:
     # In a worker thread this is one call, and the captures are taken out of the list so
     # that their large copies are freed there, not on the event loop.
     encoded = []
@@ -143,6 +163,6 @@ def _encode_all(captures: list[StateCapture], max_parallelism: int) -> list[tupl
         capture = captures.pop()
         snapshot = capture.materialize(max_parallelism)
         if not snapshot.is_empty:
-            encoded.append((capture.uid, encode_snapshot(snapshot)))
+            encoded.append((capture.uid, encode(snapshot)))
         del capture, snapshot
     return encoded

@@ -23,7 +23,7 @@ class KeyedStateSnapshot:
     run in a worker thread while the event loop keeps writing to the store.
     """
 
-    __slots__ = ("_expiring", "_plain", "_tables", "_time")
+    __slots__ = ("_expiring", "_plain", "_tables", "_time", "kinds")
 
     def __init__(
         self,
@@ -32,12 +32,15 @@ class KeyedStateSnapshot:
         *,
         expiring: Mapping[str, Callable[[Any, float], Any]] | None = None,
         time: float = 0.0,
+        kinds: Mapping[str, str] | None = None,
     ) -> None:
         """Wrap ``tables`` (private copies) whose ``plain`` names hold ``StateEntry`` values.
 
         The ``expiring`` names have a TTL: their export turns a stored value into a plain one,
         or into ``EXPIRED`` if it had expired at ``time``, the clock time of the snapshot.
+        ``kinds`` maps every declared or restored state name to its kind (``kind_of``).
         """
+        self.kinds = dict(kinds or {})
         self._tables = tables
         self._plain = dict(plain)
         self._expiring = dict(expiring or {})

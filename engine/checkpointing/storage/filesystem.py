@@ -39,7 +39,7 @@ from lockgate.engine.checkpointing.storage.layout import (
     temporary_metadata_name,
 )
 
-__all__ = ["FileSystemCheckpointStorage"]
+__all__ = ["FileSystemCheckpointStorage", "FileSystemSavepointFolder"]
 
 _FILE_SCHEME = "file://"
 
@@ -103,6 +103,20 @@ class FileSystemCheckpointStorage:
         return f"FileSystemCheckpointStorage({str(self.base_path)!r})"
 
 
+class FileSystemSavepointFolder(FileSystemCheckpointStorage):
+    """One savepoint's folder: state files and ``_metadata`` go straight into ``base_path``.
+
+    A savepoint is written by the job like a checkpoint, but lives in a folder of its own
+    that its owner may move: its metadata names the files beside it relatively.
+    """
+
+    def _folder(self, job: str, checkpoint_id: int) -> Path:
+        return self.base_path
+
+    def __repr__(self) -> str:
+        return f"FileSystemSavepointFolder({str(self.base_path)!r})"
+
+
 def _write_state(path: Path, data: bytes) -> StateHandle:
     _write_durably(path, data)
     return StateHandle(str(path), len(data), checksum_of(data))
@@ -124,7 +138,8 @@ def _write_metadata(path: Path, metadata: CheckpointMetadata, base_path: Path) -
 
 
 def _read_metadata(path: Path) -> CheckpointMetadata:
-    return CheckpointMetadata.from_bytes(_read(path), location=str(path))
+    metadata = CheckpointMetadata.from_bytes(_read(path), location=str(path))
+    return metadata.resolved(str(path.parent))
 
 
 def _completed_ids(job_folder: Path) -> list[int]:

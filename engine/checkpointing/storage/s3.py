@@ -66,6 +66,7 @@ __all__ = [
     "ENDPOINT_VARIABLES",
     "S3_ERRORS",
     "S3CheckpointStorage",
+    "S3SavepointFolder",
     "S3Client",
     "S3Connection",
     "S3ConnectionStatistics",
@@ -224,9 +225,7 @@ class S3CheckpointStorage:
         self, job: str, checkpoint_id: int, name: str, data: bytes
     ) -> StateHandle:
         """Put ``data`` at ``<prefix>/<job>/chk-<id>/<name>``."""
-        key = self._key(
-            check_job_name(job), checkpoint_folder(checkpoint_id), check_state_name(name)
-        )
+        key = self._key(self._folder_key(job, checkpoint_id), check_state_name(name))
         await self._put(key, data)
         return StateHandle(_url(self.bucket, key), len(data), checksum_of(data))
 
@@ -236,15 +235,16 @@ class S3CheckpointStorage:
 
     async def write_metadata(self, metadata: CheckpointMetadata) -> str:
         """Put ``<prefix>/<job>/chk-<id>/_metadata`` in one request; return its location."""
-        job = check_job_name(metadata.job_name)
-        key = self._key(job, checkpoint_folder(metadata.checkpoint_id), METADATA_NAME)
+        folder = self._folder_key(metadata.job_name, metadata.checkpoint_id)
+        key = self._key(folder, METADATA_NAME)
         await self._put(key, metadata.to_bytes())
         return _url(self.bucket, key)
 
     async def read_metadata(self, location: str) -> CheckpointMetadata:
         """Read the metadata at ``location``: a ``_metadata`` object or a ``chk-<id>`` prefix."""
         location = _metadata_location(location)
-        return CheckpointMetadata.from_bytes(await self._get(location), location=location)
+        metadata = CheckpointMetadata.from_bytes(await self._get(location), location=location)
+        return metadata.resolved(location.rsplit("/", 1)[0])
 
     async def latest(self, job: str) -> CheckpointMetadata | None:
         """Return the newest readable checkpoint of ``job``, or ``None``."""
@@ -268,13 +268,16 @@ class S3CheckpointStorage:
 
     async def discard(self, job: str, checkpoint_id: int) -> None:
         """Delete every object under ``chk-<id>/``, metadata first; nothing there is fine."""
-        folder = self._key(check_job_name(job), checkpoint_folder(checkpoint_id))
+        folder = self._key(self._folder_key(job, checkpoint_id))
         async with self.connection.client() as client:
             with self._translated("delete", _url(self.bucket, folder)):
                 await client.delete_object(Bucket=self.bucket, Key=f"{folder}/{METADATA_NAME}")
                 await _delete_keys(
                     client, self.bucket, await list_keys(client, self.bucket, folder + "/")
                 )
+
+    def _folder_key(self, job: str, checkpoint_id: int) -> str:
+        return f"{check_job_name(job)}/{checkpoint_folder(checkpoint_id)}"
 
     def _key(self, *segments: str) -> str:
         return "/".join(part for part in (self.prefix, *segments) if part)
@@ -323,6 +326,20 @@ class S3CheckpointStorage:
         endpoint = self.connection.endpoint_url
         options = f", endpoint_url={endpoint!r}" if endpoint else ""
         return f"S3CheckpointStorage({self.url!r}{options})"
+
+
+class S3SavepointFolder(S3CheckpointStorage):
+    """One savepoint's prefix: state objects and ``_metadata`` go straight under ``prefix``.
+
+    Its metadata names the objects beside it relatively, so the prefix may be copied
+    elsewhere and restored from there.
+    """
+
+    def _folder_key(self, job: str, checkpoint_id: int) -> str:
+        return ""
+
+    def __repr__(self) -> str:
+        return f"S3SavepointFolder({self.url!r})"
 
 
 def split_s3_url(url: str, *, what: str = "checkpoint storage") -> tuple[str, str]:
