@@ -25,6 +25,7 @@ from lockgate.engine.restore_from import (
     resolve_restore,
 )
 from lockgate.engine.runtime.deployment import RuntimeOptions
+from lockgate.engine.runtime.incremental import FULL_SNAPSHOT_EVERY
 from lockgate.engine.runtime.job_master import JobMaster, JobSettings
 from lockgate.engine.savepoints.types import type_codec
 from lockgate.engine.savepoints.values import TypeCodec, ValueCodec
@@ -82,6 +83,7 @@ class StreamEnvironment:
         self.checkpoint_storage: CheckpointStorage = storage_for(None)
         self.restart_strategy: RestartStrategy | None = None
         self.state_backend: StateBackend = MemoryStateBackend()
+        self.incremental_checkpoints = False
         self._graph = JobGraph(max_parallelism)
         self._savepoint_types: list[TypeCodec] = []
         self._savepoint_pickle = False
@@ -123,7 +125,11 @@ class StreamEnvironment:
         self.restart_strategy = strategy
 
     def set_state_backend(
-        self, backend: str, *, path: str | os.PathLike[str] | None = None
+        self,
+        backend: str,
+        *,
+        path: str | os.PathLike[str] | None = None,
+        incremental: bool = False,
     ) -> None:
         """Choose where keyed state lives: ``"memory"`` (the default) or ``"rocksdb"``.
 
@@ -132,11 +138,19 @@ class StreamEnvironment:
         attempt, under ``path`` (the system's temporary folder by default), deleted when the
         operator closes.
 
+        ``incremental`` checkpoints write only what changed since the last completed
+        checkpoint, into the storage's shared folder, and reference the earlier files they
+        build on; a shared file is deleted once no retained checkpoint references it. The
+        memory backend writes the keys changed since, and a full snapshot every
+        ``FULL_SNAPSHOT_EVERY`` checkpoints. The first checkpoint after a restore is full.
+        Savepoints are always full.
+
         Raises:
             ValueError: an unknown backend, or a ``path`` for ``"memory"``.
             ImportError: ``"rocksdb"`` without its extra (``pip install 'lockgate[rocksdb]'``).
         """
         self.state_backend = state_backend_for(backend, path=path)
+        self.incremental_checkpoints = incremental
 
     def register_type(
         self,
@@ -257,6 +271,7 @@ class StreamEnvironment:
             self.clock,
             self.checkpoint_config.mode,
             self.state_backend,
+            FULL_SNAPSHOT_EVERY if self.incremental_checkpoints else None,
         )
 
     async def _settings(

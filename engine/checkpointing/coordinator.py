@@ -35,6 +35,7 @@ from lockgate.engine.checkpointing.requests import (
     StopRequest,
     refused,
 )
+from lockgate.engine.checkpointing.shared_registry import SharedStateRegistry
 from lockgate.engine.checkpointing.storage import CheckpointStorage, savepoint_folder_for
 from lockgate.engine.clock import Clock
 from lockgate.engine.errors import CheckpointError
@@ -65,6 +66,7 @@ class CoordinatorSetup:
     clock: Clock
     max_parallelism: int
     operator_parallelism: Mapping[str, int]
+    registry: SharedStateRegistry = field(default_factory=SharedStateRegistry)
     subtasks: dict[SubtaskId, ActorRef[Any]] = field(default_factory=dict)
     sources: frozenset[SubtaskId] = frozenset()
     next_checkpoint_id: int = 1
@@ -260,6 +262,7 @@ class CheckpointCoordinator(Actor[Any]):
         self._failures_in_a_row = 0
         self._last_completed_at = setup.clock.now()
         setup.statistics.on_completed(completed)
+        setup.registry.register(completed.metadata)
         for subsumed in setup.store.add(completed):
             with HANDOFF.lend():
                 await self._discard(subsumed)
@@ -273,6 +276,9 @@ class CheckpointCoordinator(Actor[Any]):
             storage = savepoint_folder_for(subsumed.location.rsplit("/", 1)[0])
             job = subsumed.metadata.job_name
         await storage.discard(job, subsumed.checkpoint_id)
+        unused = self.setup.registry.release(subsumed.checkpoint_id)
+        if unused:
+            await self.setup.storage.discard_shared(unused)
 
     async def _abort(
         self,
@@ -301,6 +307,7 @@ class CheckpointCoordinator(Actor[Any]):
         self._notify(NotifyCheckpointAborted(checkpoint_id, reason))
         with HANDOFF.lend():
             await self._storage_of(checkpoint_id).discard(self.setup.job_name, checkpoint_id)
+            await self._discard_new_shared_files(pending)
         self._options.pop(checkpoint_id, None)
         message = f"{reason.value}: {detail}" if detail else None
         failure = CheckpointError(checkpoint_id, reason, error, message=message)
@@ -312,6 +319,19 @@ class CheckpointCoordinator(Actor[Any]):
             self._stop = None  # a failed stop savepoint leaves the job running, as in Flink
             if len(self._finished) == len(self.setup.subtasks):
                 self._trigger_final()
+
+    async def _discard_new_shared_files(self, pending: PendingCheckpoint) -> None:
+        # What an aborted checkpoint wrote to the shared folder belongs to no checkpoint.
+        written = [
+            file
+            for operator in pending.operator_states().values()
+            for handle in operator.handles
+            if handle is not None
+            for file in handle.shared_files
+        ]
+        unused = self.setup.registry.unreferenced(written)
+        if unused:
+            await self.setup.storage.discard_shared(unused)
 
     def _count_failure(self, reason: CheckpointFailureReason, failure: CheckpointError) -> None:
         if reason not in _COUNTED:

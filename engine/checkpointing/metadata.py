@@ -24,8 +24,13 @@ from lockgate.engine.checkpointing.messages import StateHandle
 
 __all__ = ["METADATA_VERSION", "CheckpointMetadata", "OperatorStateHandles"]
 
-METADATA_VERSION = 1
-"""The metadata format version this lockgate writes and reads."""
+METADATA_VERSION = 2
+"""The metadata format version this lockgate writes; it reads this one and those before.
+
+Version 2 added the ``shared`` files of incremental snapshots to state handles.
+"""
+
+_READABLE_VERSIONS = (1, 2)
 
 _FORMAT = "lockgate-checkpoint-metadata"
 
@@ -148,7 +153,15 @@ def _map_handles(
         uid: OperatorStateHandles(
             operator.parallelism,
             tuple(
-                None if h is None else StateHandle(change(h.location), h.size, h.checksum)
+                None
+                if h is None
+                else StateHandle(
+                    change(h.location),
+                    h.size,
+                    h.checksum,
+                    tuple(replace(s, location=change(s.location)) for s in h.shared),
+                    h.is_shared,
+                )
                 for h in operator.handles
             ),
         )
@@ -171,7 +184,16 @@ def _resolve_location(folder: str, location: str) -> str:
 def _handle_json(handle: StateHandle | None) -> dict[str, Any] | None:
     if handle is None:
         return None
-    return {"location": handle.location, "size": handle.size, "checksum": handle.checksum}
+    value: dict[str, Any] = {
+        "location": handle.location,
+        "size": handle.size,
+        "checksum": handle.checksum,
+    }
+    if handle.shared:
+        value["shared"] = [_handle_json(shared) for shared in handle.shared]
+    if handle.is_shared:
+        value["is_shared"] = True
+    return value
 
 
 def _envelope(data: bytes, location: str) -> dict[str, Any]:
@@ -181,10 +203,10 @@ def _envelope(data: bytes, location: str) -> dict[str, Any]:
         raise CorruptCheckpoint(location, f"it is not valid JSON ({error})") from error
     if not isinstance(envelope, dict) or envelope.get("format") != _FORMAT:
         raise CorruptCheckpoint(location, "it is not lockgate checkpoint metadata")
-    if envelope.get("version") != METADATA_VERSION:
+    if envelope.get("version") not in _READABLE_VERSIONS:
         raise UnsupportedCheckpointVersion(
             f"checkpoint metadata {location} has format version {envelope.get('version')!r}; "
-            f"this lockgate reads version {METADATA_VERSION}; restore it with the lockgate "
+            f"this lockgate reads versions up to {METADATA_VERSION}; restore it with the lockgate "
             "version that wrote it"
         )
     if not isinstance(envelope.get("checksum"), str) or "content" not in envelope:
@@ -210,4 +232,11 @@ def _operator(value: dict[str, Any]) -> OperatorStateHandles:
 
 
 def _handle(value: dict[str, Any]) -> StateHandle:
-    return StateHandle(str(value["location"]), int(value["size"]), str(value["checksum"]))
+    shared = tuple(_handle(item) for item in value.get("shared", ()))
+    return StateHandle(
+        str(value["location"]),
+        int(value["size"]),
+        str(value["checksum"]),
+        shared,
+        bool(value.get("is_shared", False)),
+    )

@@ -58,6 +58,7 @@ class RuntimeOptions:
     clock: Clock
     mode: CheckpointingMode = CheckpointingMode.EXACTLY_ONCE
     state_backend: StateBackend = field(default_factory=MemoryStateBackend)
+    incremental_full_every: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +159,8 @@ class _SubtaskBuilder:
                 options.max_parallelism,
                 options.clock,
                 self.attempt.savepoint_codec,
+                options.incremental_full_every,
+                self.attempt.run_id,
             )
         )
         head, tail = self._head(chain, index), self._tail(chain, index)

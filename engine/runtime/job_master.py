@@ -18,6 +18,7 @@ from lockgate.engine.checkpointing.config import CheckpointConfig
 from lockgate.engine.checkpointing.coordinator import CheckpointCoordinator, CoordinatorSetup
 from lockgate.engine.checkpointing.metadata import CheckpointMetadata
 from lockgate.engine.checkpointing.requests import CheckpointRequest, CheckpointTicket
+from lockgate.engine.checkpointing.shared_registry import SharedStateRegistry
 from lockgate.engine.checkpointing.storage import CheckpointStorage
 from lockgate.engine.checkpointing.storage.layout import METADATA_NAME
 from lockgate.engine.errors import EngineError, JobError
@@ -78,6 +79,7 @@ class JobMaster:
         self.settings = settings
         self.store = CompletedCheckpointStore(settings.checkpoints.max_retained)
         self.statistics = CheckpointStatistics()
+        self.registry = SharedStateRegistry()
         self.attempt_number = 0
         self.run_id = uuid.uuid4().hex[:12]
         self.failures: list[BaseException] = []
@@ -87,6 +89,7 @@ class JobMaster:
         self._restore_storage = settings.storage if restore is None else restore.storage
         if restore is not None and restore.claim:
             self.store.add(_claimed(restore))
+            self.registry.register(restore.metadata)  # its shared files are the job's now
         self._deployment: Deployment | None = None
         self._system: ActorSystem | None = None
         self._coordinator: Any = None
@@ -219,6 +222,7 @@ class JobMaster:
             max_parallelism=self.options.max_parallelism,
             operator_parallelism={node.uid: node.parallelism for node in self.plan.graph},
             next_checkpoint_id=self._next_checkpoint_id,
+            registry=self.registry,
         )
         self._setup = setup
         return setup

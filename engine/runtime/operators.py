@@ -26,6 +26,7 @@ from lockgate.engine.graph import OperatorKind, OperatorNode
 from lockgate.engine.state import (
     KeyedSnapshot,
     KeyedStateBackend,
+    KeyedStateSnapshot,
     KeyedStateStore,
     OperatorStateSnapshot,
     OperatorStateStore,
@@ -56,9 +57,21 @@ class StateCapture:
         """How many keyed entries the capture holds (its cost to encode)."""
         return 0 if self.keyed is None else self.keyed.entries
 
-    def materialize(self, max_parallelism: int) -> OperatorSnapshot:
-        """Group keyed state by key group and merge everything into an ``OperatorSnapshot``."""
-        keyed = {} if self.keyed is None else self.keyed.by_key_group(max_parallelism)
+    def materialize(
+        self, max_parallelism: int, base: KeyedStateSnapshot | None = None
+    ) -> OperatorSnapshot:
+        """Group keyed state by key group and merge everything into an ``OperatorSnapshot``.
+
+        With ``base`` (the heap snapshot of this operator's last completed checkpoint) the
+        result is incremental: only the keyed entries changed since, and the keys deleted.
+        """
+        keyed: dict[int, dict[str, dict[Any, Any]]] = {}
+        deleted: dict[int, dict[str, list[Any]]] = {}
+        if base is not None:
+            assert isinstance(self.keyed, KeyedStateSnapshot), "deltas need a heap snapshot"
+            keyed, deleted = self.keyed.delta_by_key_group(base, max_parallelism)
+        elif self.keyed is not None:
+            keyed = self.keyed.by_key_group(max_parallelism)
         state = self.operator
         return OperatorSnapshot(
             self.uid,
@@ -67,6 +80,8 @@ class StateCapture:
             unions=dict(state.unions) if state else {},
             broadcast=dict(state.broadcast) if state else {},
             kinds={} if self.keyed is None else dict(self.keyed.kinds),
+            deleted=deleted,
+            is_delta=base is not None,
         )
 
 

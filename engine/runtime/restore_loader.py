@@ -7,6 +7,8 @@ from functools import partial
 
 import anyio.to_thread
 
+from lockgate.engine.checkpointing.increments import apply_increments
+from lockgate.engine.checkpointing.messages import StateHandle
 from lockgate.engine.checkpointing.metadata import CheckpointMetadata, OperatorStateHandles
 from lockgate.engine.checkpointing.restore import redistribute
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot, decode_snapshot
@@ -69,7 +71,14 @@ async def _read_all(
         if handle is None:
             snapshots.append(OperatorSnapshot(uid))
             continue
-        data = await storage.read_state(handle)
-        decode = partial(decoder, location=handle.location)
-        snapshots.append(await anyio.to_thread.run_sync(decode, data))
+        chain = [await _read(file, storage, decoder) for file in (*handle.shared, handle)]
+        snapshots.append(chain[0] if len(chain) == 1 else apply_increments(chain))
     return snapshots
+
+
+async def _read(
+    handle: StateHandle, storage: CheckpointStorage, decoder: Decoder
+) -> OperatorSnapshot:
+    data = await storage.read_state(handle)
+    decode = partial(decoder, location=handle.location)
+    return await anyio.to_thread.run_sync(decode, data)

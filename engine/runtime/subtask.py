@@ -239,6 +239,7 @@ class SubtaskActor(Actor[Any]):
         )
 
     async def _notify_complete(self, checkpoint_id: int) -> None:
+        self.checkpointer.notify_complete(checkpoint_id)
         for operator, scope in self._stages:
             with scope:
                 operator.notify_checkpoint_complete(checkpoint_id)
@@ -246,6 +247,7 @@ class SubtaskActor(Actor[Any]):
         await self.tail.notify_checkpoint_complete(checkpoint_id)
 
     async def _notify_aborted(self, checkpoint_id: int) -> None:
+        self.checkpointer.notify_aborted(checkpoint_id)
         for operator, scope in self._stages:
             with scope:
                 operator.notify_checkpoint_aborted(checkpoint_id)

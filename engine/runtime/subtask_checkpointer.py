@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
@@ -34,9 +34,11 @@ from lockgate.engine.checkpointing.storage import CheckpointStorage, savepoint_f
 from lockgate.engine.clock import Clock
 from lockgate.engine.events import CheckpointBarrier
 from lockgate.engine.runtime.gil_handoff import HANDOFF
+from lockgate.engine.runtime.incremental import Increment, IncrementalBases
 from lockgate.engine.runtime.operators import StateCapture
 from lockgate.engine.savepoints.format import encode_savepoint_state
 from lockgate.engine.savepoints.values import ValueCodec
+from lockgate.engine.state import KeyedSnapshot, KeyedStateSnapshot
 
 __all__ = ["CheckpointContext", "SubtaskCheckpointer"]
 
@@ -57,6 +59,8 @@ class CheckpointContext:
     max_parallelism: int
     clock: Clock
     savepoint_codec: ValueCodec = field(default_factory=ValueCodec)
+    incremental_full_every: int | None = None
+    run_id: str = "run"
 
 
 class SubtaskCheckpointer:
@@ -69,6 +73,8 @@ class SubtaskCheckpointer:
     def __init__(self, context: CheckpointContext) -> None:
         self.context = context
         self.last_checkpoint_id = 0
+        full_every = context.incremental_full_every
+        self.incremental = None if full_every is None else IncrementalBases(full_every)
 
     def accepts(self, checkpoint_id: int) -> bool:
         """Whether a snapshot for ``checkpoint_id`` is still due (not taken before)."""
@@ -127,23 +133,80 @@ class SubtaskCheckpointer:
     async def _write(
         self, barrier: CheckpointBarrier, captures: list[StateCapture]
     ) -> dict[str, StateHandle]:
-        options = barrier.options
-        storage, encoder = self.context.storage, encode_snapshot
-        if options.kind.is_savepoint:
-            assert options.target is not None, "a savepoint needs its target folder"
-            storage = savepoint_folder_for(options.target)
-            encoder = partial(encode_savepoint_state, codec=self.context.savepoint_codec)
-        encode = partial(_encode_all, captures, self.context.max_parallelism, encoder)
-        if sum(capture.entries for capture in captures) <= _INLINE_ENTRIES:
-            encoded = encode()
-        else:
-            encoded = await anyio.to_thread.run_sync(encode)
+        if barrier.options.kind.is_savepoint:
+            return await self._write_savepoint(barrier, captures)
+        plans = self._incremental_plans(captures)
+        bases = {uid: base.keyed for uid, base in plans.items() if base is not None}
+        keyed = {c.uid: c.keyed for c in captures if c.uid in plans}
+        encoded = await self._encode(captures, partial(encode_snapshot), bases)
         handles: dict[str, StateHandle] = {}
         for uid, data in encoded:
+            if uid in plans:
+                handles[uid] = await self._write_increment(barrier, uid, data, plans[uid])
+                self._record(barrier.checkpoint_id, uid, keyed[uid], handles[uid])
+            else:
+                handles[uid] = await self.context.storage.write_state(
+                    self.context.job_name, barrier.checkpoint_id, self._file_name(uid), data
+                )
+        return handles
+
+    async def _write_savepoint(
+        self, barrier: CheckpointBarrier, captures: list[StateCapture]
+    ) -> dict[str, StateHandle]:
+        target = barrier.options.target
+        assert target is not None, "a savepoint needs its target folder"
+        storage = savepoint_folder_for(target)
+        encoder = partial(encode_savepoint_state, codec=self.context.savepoint_codec)
+        handles: dict[str, StateHandle] = {}
+        for uid, data in await self._encode(captures, encoder, {}):
             handles[uid] = await storage.write_state(
                 self.context.job_name, barrier.checkpoint_id, self._file_name(uid), data
             )
         return handles
+
+    async def _encode(
+        self,
+        captures: list[StateCapture],
+        encoder: Callable[[OperatorSnapshot], bytes],
+        bases: dict[str, KeyedStateSnapshot],
+    ) -> list[tuple[str, bytes]]:
+        encode = partial(_encode_all, captures, self.context.max_parallelism, encoder, bases)
+        if sum(capture.entries for capture in captures) <= _INLINE_ENTRIES:
+            return encode()
+        return await anyio.to_thread.run_sync(encode)
+
+    def _incremental_plans(self, captures: list[StateCapture]) -> dict[str, Increment | None]:
+        # Per operator with heap keyed state: the base its delta builds on (None: full).
+        if self.incremental is None:
+            return {}
+        return {
+            capture.uid: self.incremental.base_for(capture.uid)
+            for capture in captures
+            if isinstance(capture.keyed, KeyedStateSnapshot)
+        }
+
+    async def _write_increment(
+        self, barrier: CheckpointBarrier, uid: str, data: bytes, base: Increment | None
+    ) -> StateHandle:
+        name = f"{self._file_name(uid)}-{self.context.run_id}-{barrier.checkpoint_id}"
+        handle = await self.context.storage.write_shared(self.context.job_name, name, data)
+        return handle if base is None else replace(handle, shared=base.chain())
+
+    def _record(
+        self, checkpoint_id: int, uid: str, keyed: KeyedSnapshot | None, handle: StateHandle
+    ) -> None:
+        assert self.incremental is not None and isinstance(keyed, KeyedStateSnapshot)
+        self.incremental.written(checkpoint_id, uid, Increment(keyed, handle))
+
+    def notify_complete(self, checkpoint_id: int) -> None:
+        """Deltas of later checkpoints may build on what ``checkpoint_id`` wrote."""
+        if self.incremental is not None:
+            self.incremental.completed(checkpoint_id)
+
+    def notify_aborted(self, checkpoint_id: int) -> None:
+        """What ``checkpoint_id`` wrote is deleted: nothing may build on it."""
+        if self.incremental is not None:
+            self.incremental.aborted(checkpoint_id)
 
     def _file_name(self, uid: str) -> str:
         safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in uid)
@@ -155,13 +218,14 @@ def _encode_all(
     captures: list[StateCapture],
     max_parallelism: int,
     encode: Callable[[OperatorSnapshot], bytes],
+    bases: dict[str, KeyedStateSnapshot],
 ) -> list[tuple[str, bytes]]:
     # In a worker thread this is one call, and the captures are taken out of the list so
     # that their large copies are freed there, not on the event loop.
     encoded = []
     while captures:
         capture = captures.pop()
-        snapshot = capture.materialize(max_parallelism)
+        snapshot = capture.materialize(max_parallelism, bases.get(capture.uid))
         if not snapshot.is_empty:
             encoded.append((capture.uid, encode(snapshot)))
         del capture, snapshot

@@ -10,10 +10,12 @@ from rocksdict import Rdict, WriteBatch
 from lockgate.engine.clock import Clock
 from lockgate.engine.state.rocksdb_database import Entry, scan
 from lockgate.engine.state.rocksdb_keys import KeyCodec, prefix_end
-from lockgate.engine.state.rocksdb_values import plain, split, stamped
+from lockgate.engine.state.rocksdb_values import PLAIN, split, stamped
 from lockgate.engine.state.ttl import StateTtlConfig, TtlPolicy
 
 __all__ = ["RestoreScope", "StateAccess"]
+
+_NO_KEY: Any = object()
 
 
 class RestoreScope(Protocol):
@@ -37,7 +39,7 @@ class StateAccess:
     expire ``ttl`` after the restore.
     """
 
-    __slots__ = ("_codec", "_db", "_policy", "_scope", "_ttl", "state_id")
+    __slots__ = ("_db", "_last", "_locate", "_policy", "_scope", "_ttl", "state_id")
 
     def __init__(
         self,
@@ -50,20 +52,24 @@ class StateAccess:
     ) -> None:
         self._scope = scope
         self._db = db
-        self._codec = codec
+        self._locate = codec.locate
+        self._last: tuple[Any, bytes] = (_NO_KEY, b"")  # a key and its RocksDB key
         self.state_id = state_id
         self._policy = None if ttl is None else TtlPolicy(ttl, clock)
         self._ttl = 0.0 if ttl is None else ttl.ttl
 
     def key(self) -> bytes:
         """Return the RocksDB key (or, for a map, the key prefix) of the current key."""
-        group, frame = self._codec.locate(self._scope.current_key)
-        return group + self.state_id + frame
+        return self.key_of(self._scope.current_key)
 
     def key_of(self, key: Any) -> bytes:
         """Return the RocksDB key (or, for a map, the key prefix) of ``key``."""
-        group, frame = self._codec.locate(key)
-        return group + self.state_id + frame
+        last_key, db_key = self._last
+        if key is not last_key:  # a read and a write of one record share the encoding
+            group, frame = self._locate(key)
+            db_key = group + self.state_id + frame
+            self._last = (key, db_key)
+        return db_key
 
     def read(self, db_key: bytes) -> bytes | None:
         """Return the live payload under ``db_key``, refreshed if reads refresh; else None."""
@@ -85,11 +91,16 @@ class StateAccess:
 
     def write(self, db_key: bytes, payload: bytes) -> None:
         """Store ``payload`` under ``db_key``, with a fresh deadline if the state has a TTL."""
-        self._db[db_key] = self.stored(payload)
+        if self._policy is None:
+            self._db[db_key] = PLAIN + payload
+        else:
+            self._db[db_key] = stamped(payload, self._policy.deadline())
 
     def stored(self, payload: bytes) -> bytes:
         """Return ``payload`` as it is stored: plain, or with a fresh deadline."""
-        return plain(payload) if self._policy is None else stamped(payload, self._policy.deadline())
+        if self._policy is None:
+            return PLAIN + payload
+        return stamped(payload, self._policy.deadline())
 
     def delete(self, db_key: bytes) -> None:
         """Remove the entry under ``db_key``, if there is one."""

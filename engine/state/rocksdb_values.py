@@ -11,12 +11,14 @@ job's own working state, as in its checkpoints: only this job's code ever reads 
 
 from __future__ import annotations
 
+import functools
 import pickle
 import struct
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 __all__ = [
+    "PLAIN",
     "dump",
     "dump_items",
     "load",
@@ -26,7 +28,8 @@ __all__ = [
     "stamped",
 ]
 
-_PLAIN = b"\x00"
+PLAIN = b"\x00"
+"""The header of a value stored without a deadline."""
 _STAMPED = b"\x01"
 _DEADLINE = struct.Struct(">d")
 _LENGTH = struct.Struct(">I")
@@ -35,7 +38,7 @@ _HEADER = 1 + _DEADLINE.size
 
 def plain(payload: bytes) -> bytes:
     """Return ``payload`` stored without a deadline."""
-    return _PLAIN + payload
+    return PLAIN + payload
 
 
 def stamped(payload: bytes, deadline: float) -> bytes:
@@ -45,19 +48,16 @@ def stamped(payload: bytes, deadline: float) -> bytes:
 
 def split(stored: bytes) -> tuple[float | None, bytes]:
     """Return the deadline (``None`` if none) and the payload of a stored value."""
-    if stored[:1] == _PLAIN:
+    if stored[:1] == PLAIN:
         return None, stored[1:]
     return _DEADLINE.unpack_from(stored, 1)[0], stored[_HEADER:]
 
 
-def dump(value: Any) -> bytes:
-    """Return the payload of one value."""
-    return pickle.dumps(value, protocol=5)
+dump: Callable[[Any], bytes] = functools.partial(pickle.dumps, protocol=5)
+"""Return the payload of one value (no wrapper function: it runs for every write)."""
 
-
-def load(payload: bytes) -> Any:
-    """Return the value of a payload written by ``dump``."""
-    return pickle.loads(payload)
+load: Callable[[bytes], Any] = pickle.loads
+"""Return the value of a payload written by ``dump``."""
 
 
 def dump_items(items: Iterable[Any]) -> bytes:

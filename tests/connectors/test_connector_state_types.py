@@ -1,6 +1,7 @@
-"""The two-phase-commit sinks declare their transaction types for savepoints, under stable
-names: the transaction log a writer snapshots comes back from the canonical format equal and
-of the same types. (The other connectors keep plain data; see test_*_savepoint.py.)"""
+"""Connectors declare the types savepoints meet in their jobs, under stable names: the
+two-phase-commit sinks their transactions, the Kafka and Redis sources their records (which
+sinks' transactions and operators keep). Each comes back from the canonical format equal and
+of its own type. The other connectors keep plain data; see test_*_savepoint.py."""
 
 from __future__ import annotations
 
@@ -12,9 +13,11 @@ import pytest
 
 from lockgate.connectors import FileSink
 from lockgate.connectors.files import FileTransaction
+from lockgate.connectors.kafka import KafkaRecord, KafkaSource
 from lockgate.connectors.postgres import PostgresSink, PostgresTransaction
+from lockgate.connectors.redis_streams import RedisStreamSource, StreamEntry
 from lockgate.connectors.s3 import S3FileSink, S3FileTransaction
-from lockgate.engine import Sink
+from lockgate.engine import Sink, Source
 from lockgate.engine.savepoints.values import ValueCodec
 from lockgate.engine.transactions import TransactionLog
 
@@ -67,3 +70,33 @@ def test_a_sinks_transaction_log_comes_back_from_the_savepoint_format_equal(case
 def test_a_sinks_transaction_type_is_written_under_a_stable_name(case: Any) -> None:
     sink, txn, name = case()
     assert [(codec.cls, codec.name) for codec in sink.state_types()] == [(type(txn), name)]
+
+
+def kafka_case() -> tuple[Source[Any], Any, str]:
+    record = KafkaRecord("in", 2, 41, b"key", None, 1_700_000_000_000, (("trace", b"\x00"),))
+    return KafkaSource("127.0.0.1:1", ["in"]), record, "lockgate.KafkaRecord"
+
+
+def redis_case() -> tuple[Source[Any], Any, str]:
+    entry = StreamEntry("in", "1700000000000-3", {"n": "7"})
+    return RedisStreamSource("redis://127.0.0.1:1", ["in"]), entry, "lockgate.StreamEntry"
+
+
+RECORD_CASES = [kafka_case, redis_case]
+
+
+@pytest.mark.parametrize("case", RECORD_CASES, ids=lambda case: case.__name__)
+def test_a_sources_records_come_back_from_the_savepoint_format_equal(case: Any) -> None:
+    source, record, _ = case()
+    codec = ValueCodec(source.state_types())
+
+    restored = codec.decode(codec.encode([record, (record,)]))
+
+    assert restored == [record, (record,)]
+    assert type(restored[0]) is type(record) and type(restored[1]) is tuple
+
+
+@pytest.mark.parametrize("case", RECORD_CASES, ids=lambda case: case.__name__)
+def test_a_sources_record_type_is_written_under_a_stable_name(case: Any) -> None:
+    source, record, name = case()
+    assert [(codec.cls, codec.name) for codec in source.state_types()] == [(type(record), name)]

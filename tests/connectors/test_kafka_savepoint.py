@@ -1,6 +1,8 @@
-"""A Kafka topic to a Kafka topic across a stop with a savepoint, a restore from it, and a
-second stop: the output topic holds every input record once. KafkaSink is at-least-once
-across failures, but a stop leaves nothing after its savepoint, so a restore duplicates none."""
+"""A Kafka topic to a Kafka topic and a CollectSink across a stop with a savepoint, a restore
+from it, and a second stop: the output topic holds every input record once, and so does the
+CollectSink, whose transactions carry the ``KafkaRecord`` values through the savepoint.
+KafkaSink is at-least-once across failures, but a stop leaves nothing after its savepoint, so
+a restore duplicates none."""
 
 from __future__ import annotations
 
@@ -49,16 +51,21 @@ async def produce(bootstrap: str, topic: str, values: range) -> None:
         await producer.stop()
 
 
-def topics_job(bootstrap: str, topics: tuple[str, str], progress: Progress) -> StreamEnvironment:
+def topics_job(
+    bootstrap: str, topics: tuple[str, str], progress: Progress, kept: CollectSink[KafkaRecord]
+) -> StreamEnvironment:
     source, target = topics
     env = StreamEnvironment(parallelism=2, batch_size=50)
     env.enable_checkpointing(None)
-    (
-        env.from_source(KafkaSource(bootstrap, [source]), uid="records")
-        .map(progress, uid="progress")
-        .sink_to(KafkaSink(bootstrap, target), uid="out")
-    )
+    records = env.from_source(KafkaSource(bootstrap, [source]), uid="records")
+    passed = records.map(progress, uid="progress")
+    passed.sink_to(KafkaSink(bootstrap, target), uid="out")
+    passed.sink_to(kept, uid="kept")
     return env
+
+
+def values(records: list[KafkaRecord]) -> list[int]:
+    return sorted(int(record.value or b"") for record in records)
 
 
 async def produced(bootstrap: str, topic: str) -> list[int]:
@@ -67,22 +74,22 @@ async def produced(bootstrap: str, topic: str) -> list[int]:
     env = StreamEnvironment(parallelism=2)
     env.from_source(KafkaSource(bootstrap, [topic], stop_at_end=True)).sink_to(sink)
     await env.execute("read-back")
-    return sorted(int(record.value or b"") for record in sink.results)
+    return values(sink.results)
 
 
 async def test_a_kafka_job_stopped_with_a_savepoint_and_restored_produces_every_record_once(
     kafka_bootstrap: str, topics: tuple[str, str], tmp_path: Path
 ) -> None:
-    progress = Progress()
+    progress, kept = Progress(), CollectSink[KafkaRecord]()
     await produce(kafka_bootstrap, topics[0], range(FIRST))
     with anyio.fail_after(30):
-        async with topics_job(kafka_bootstrap, topics, progress).start("topics") as job:
+        async with topics_job(kafka_bootstrap, topics, progress, kept).start("topics") as job:
             await progress.wait_passed(FIRST)
             savepoint = await job.stop_with_savepoint(tmp_path.as_uri())
         first = await produced(kafka_bootstrap, topics[1])
 
     await produce(kafka_bootstrap, topics[0], range(FIRST, FIRST + MORE))
-    restored = topics_job(kafka_bootstrap, topics, progress)
+    restored = topics_job(kafka_bootstrap, topics, progress, kept)
     with anyio.fail_after(30):
         async with restored.start("topics", restore_from=savepoint) as job:
             await progress.wait_passed(FIRST + MORE)
@@ -91,3 +98,4 @@ async def test_a_kafka_job_stopped_with_a_savepoint_and_restored_produces_every_
 
     assert first == list(range(FIRST))
     assert final == list(range(FIRST + MORE))
+    assert values(kept.results) == list(range(FIRST + MORE))

@@ -1,17 +1,20 @@
-"""Redis streams to a Redis stream across a stop with a savepoint, a restore from it, and a
-second stop: the output stream holds every input entry once."""
+"""Redis streams to a Redis stream and a CollectSink across a stop with a savepoint, a restore
+from it, and a second stop: the output stream holds every input entry once, and so does the
+CollectSink, whose transactions carry the ``StreamEntry`` values through the savepoint."""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import anyio
 import pytest
 from redis.asyncio import Redis
 
-from lockgate.connectors.redis_streams import RedisStreamSink, RedisStreamSource
+from lockgate.connectors import CollectSink
+from lockgate.connectors.redis_streams import RedisStreamSink, RedisStreamSource, StreamEntry
 from lockgate.engine import StreamEnvironment
 
 from .savepoint_jobs import Progress
@@ -43,15 +46,31 @@ async def append_to_each(redis: Redis, streams: list[str], count: range) -> None
         )
 
 
-def streams_job(url: str, inputs: list[str], output: str, progress: Progress) -> StreamEnvironment:
-    env = StreamEnvironment(parallelism=2, batch_size=50)
-    env.enable_checkpointing(None)
-    (
-        env.from_source(RedisStreamSource(url, inputs, block_ms=100), uid="entries")
-        .map(progress, uid="progress")
-        .sink_to(RedisStreamSink(url, output), uid="out")
-    )
-    return env
+@dataclass
+class StreamsJob:
+    """Two input streams to an output stream and to ``kept``; one object for both runs."""
+
+    url: str
+    key: str
+    progress: Progress = field(default_factory=Progress)
+    kept: CollectSink[StreamEntry] = field(default_factory=CollectSink)
+
+    @property
+    def inputs(self) -> list[str]:
+        return [f"{self.key}:in:0", f"{self.key}:in:1"]
+
+    @property
+    def output(self) -> str:
+        return f"{self.key}:out"
+
+    def env(self) -> StreamEnvironment:
+        env = StreamEnvironment(parallelism=2, batch_size=50)
+        env.enable_checkpointing(None)
+        source = RedisStreamSource(self.url, self.inputs, block_ms=100)
+        passed = env.from_source(source, uid="entries").map(self.progress, uid="progress")
+        passed.sink_to(RedisStreamSink(self.url, self.output), uid="out")
+        passed.sink_to(self.kept, uid="kept")
+        return env
 
 
 async def written(redis: Redis, stream: str) -> list[int]:
@@ -61,22 +80,22 @@ async def written(redis: Redis, stream: str) -> list[int]:
 async def test_a_redis_job_stopped_with_a_savepoint_and_restored_appends_every_entry_once(
     redis: Redis, redis_url: str, key: str, tmp_path: Path
 ) -> None:
-    inputs, output, progress = [f"{key}:in:0", f"{key}:in:1"], f"{key}:out", Progress()
-    await append_to_each(redis, inputs, range(FIRST))
+    streams = StreamsJob(redis_url, key)
+    await append_to_each(redis, streams.inputs, range(FIRST))
     with anyio.fail_after(30):
-        async with streams_job(redis_url, inputs, output, progress).start("streams") as job:
-            await progress.wait_passed(2 * FIRST)
+        async with streams.env().start("streams") as job:
+            await streams.progress.wait_passed(2 * FIRST)
             savepoint = await job.stop_with_savepoint(tmp_path.as_uri())
-    first = await written(redis, output)
+    first = await written(redis, streams.output)
 
-    await append_to_each(redis, inputs, range(FIRST, FIRST + MORE))
-    restored = streams_job(redis_url, inputs, output, progress)
+    await append_to_each(redis, streams.inputs, range(FIRST, FIRST + MORE))
     with anyio.fail_after(30):
-        async with restored.start("streams", restore_from=savepoint) as job:
-            await progress.wait_passed(2 * (FIRST + MORE))
+        async with streams.env().start("streams", restore_from=savepoint) as job:
+            await streams.progress.wait_passed(2 * (FIRST + MORE))
             await job.stop_with_savepoint(tmp_path.as_uri())
 
     expected = [index * 10_000 + n for index in range(2) for n in range(FIRST + MORE)]
     assert first == [n for n in expected if n % 10_000 < FIRST]
-    assert await written(redis, output) == expected
-    assert await redis.keys(f"{output}:lockgate:*") == []  # a finished job leaves no window
+    assert await written(redis, streams.output) == expected
+    assert sorted(int(entry.fields["n"]) for entry in streams.kept.results) == expected
+    assert await redis.keys(f"{streams.output}:lockgate:*") == []  # no window left behind

@@ -15,7 +15,7 @@ from .checkpoint_jobs import cancel_and_wait
 from .savepoint_jobs import Topic, TopicSource
 
 KEYS, PER_GENERATION, GENERATIONS = 12, 40, 3
-BACKENDS = ["memory"]
+BACKENDS = ["memory", "memory-incremental"]
 
 
 def counts_job(
@@ -24,7 +24,8 @@ def counts_job(
     env = StreamEnvironment(parallelism=2, max_parallelism=32)
     env.enable_checkpointing(max_retained=2)
     env.set_checkpoint_storage(storage)
-    env.set_state_backend(backend)
+    name, _, incremental = backend.partition("-")
+    env.set_state_backend(name, incremental=bool(incremental))
     (
         env.from_source(TopicSource(topic), uid="events")
         .key_by(lambda event: event[0])

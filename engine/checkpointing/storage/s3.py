@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from types import TracebackType
@@ -47,6 +47,7 @@ from lockgate.engine.checkpointing.metadata import CheckpointMetadata
 from lockgate.engine.checkpointing.storage.checkpoint_storage import newest_readable
 from lockgate.engine.checkpointing.storage.layout import (
     METADATA_NAME,
+    SHARED_FOLDER,
     check_job_name,
     check_state_name,
     checkpoint_folder,
@@ -232,6 +233,20 @@ class S3CheckpointStorage:
     async def read_state(self, handle: StateHandle) -> bytes:
         """Get the object at ``handle.location``, verified against its size and checksum."""
         return verify_state(handle, await self._get(handle.location))
+
+    async def write_shared(self, job: str, name: str, data: bytes) -> StateHandle:
+        """Put ``data`` at ``<prefix>/<job>/shared/<name>``."""
+        key = self._key(check_job_name(job), SHARED_FOLDER, check_state_name(name))
+        await self._put(key, data)
+        return StateHandle(_url(self.bucket, key), len(data), checksum_of(data), is_shared=True)
+
+    async def discard_shared(self, handles: Iterable[StateHandle]) -> None:
+        """Delete the shared objects ``handles`` name."""
+        locations = [split_s3_url(handle.location, what="shared file") for handle in handles]
+        async with self.connection.client() as client:
+            for bucket, key in locations:
+                with self._translated("delete", _url(bucket, key)):
+                    await client.delete_object(Bucket=bucket, Key=key)
 
     async def write_metadata(self, metadata: CheckpointMetadata) -> str:
         """Put ``<prefix>/<job>/chk-<id>/_metadata`` in one request; return its location."""
