@@ -196,7 +196,8 @@ class _SubtaskBuilder:
         source: Source[Any] = head.function
         restored = self.attempt.state_of(head.uid, index)
         if restored is None:
-            all_splits = source.create_splits(chain.parallelism)
+            with OperatorScope(head.uid, index, chain.parallelism):
+                all_splits = source.create_splits(chain.parallelism)
             splits = assign_splits(all_splits, index, chain.parallelism)
         else:  # a subtask that had no splits left nothing to restore: it reads nothing
             splits = list(restored.lists.get(SPLITS_STATE, []))
@@ -206,12 +207,10 @@ class _SubtaskBuilder:
         self, chain: OperatorChain, index: int, source: Source[Any], splits: list[SourceSplit]
     ) -> SourceHead:
         context = SourceContext(chain.head.uid, index, chain.parallelism, self.options.clock)
-        return SourceHead(
-            source.create_reader(splits, context),
-            splits,
-            batch_size=self.options.batch_size,
-            scope=OperatorScope(chain.head.uid, index, chain.parallelism),
-        )
+        scope = OperatorScope(chain.head.uid, index, chain.parallelism)
+        with scope:
+            reader = source.create_reader(splits, context)
+        return SourceHead(reader, splits, batch_size=self.options.batch_size, scope=scope)
 
     def _tail(self, chain: OperatorChain, index: int) -> Tail:
         tail = chain.tail
@@ -228,9 +227,10 @@ class _SubtaskBuilder:
                 attempt=self.attempt.number,
                 run_id=self.attempt.run_id,
             )
-            return SinkTail(
-                sink.create_writer(context), OperatorScope(tail.uid, index, chain.parallelism)
-            )
+            scope = OperatorScope(tail.uid, index, chain.parallelism)
+            with scope:
+                writer = sink.create_writer(context)
+            return SinkTail(writer, scope)
         partitions = [self._partition(edge, index) for edge in self.plan.outputs(chain)]
         gate = OutputGate(partitions, batch_size=self.options.batch_size, clock=self.options.clock)
         return GateTail(gate)
