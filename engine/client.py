@@ -8,6 +8,7 @@ import anyio
 
 from lockgate.engine.checkpointing.completed import CompletedCheckpoint
 from lockgate.engine.checkpointing.requests import CheckpointRequest, StopRequest
+from lockgate.engine.checkpointing.storage import savepoint_folder_for
 from lockgate.engine.clock import Clock
 from lockgate.engine.events import SnapshotKind, SnapshotOptions
 from lockgate.engine.job_status import JobStatus
@@ -71,9 +72,11 @@ class JobClient:
         ``path`` is a ``file://`` URL, an absolute path or an ``s3://`` URL; the savepoint is
         written to ``<path>/savepoint-<job>-<id>-<random>`` in the canonical format and is
         never deleted by the job. As in Flink 1.15+, it commits nothing: transactions
-        pre-committed at it are committed by the next checkpoint. Raises ``CheckpointError``
-        if it fails; the job keeps running either way.
+        pre-committed at it are committed by the next checkpoint. A ``memory://`` or
+        relative ``path`` raises ``ValueError``; a savepoint that fails raises
+        ``CheckpointError``, and the job keeps running either way.
         """
+        savepoint_folder_for(path)  # a bad target fails here, not in every subtask
         options = SnapshotOptions(SnapshotKind.SAVEPOINT, path)
         ticket = await self._master.trigger_checkpoint(CheckpointRequest(options))
         return _folder_of(await ticket.wait())
@@ -88,6 +91,7 @@ class JobClient:
         end), and this returns once the job has finished. If the savepoint fails,
         ``CheckpointError`` is raised and the job keeps running, as in Flink.
         """
+        savepoint_folder_for(path)
         ticket = await self._master.trigger_checkpoint(StopRequest(path, drain))
         folder = _folder_of(await ticket.wait())
         await self.wait()

@@ -38,7 +38,7 @@ from lockgate.engine.checkpointing.requests import (
 from lockgate.engine.checkpointing.shared_registry import SharedStateRegistry
 from lockgate.engine.checkpointing.storage import CheckpointStorage, savepoint_folder_for
 from lockgate.engine.clock import Clock
-from lockgate.engine.errors import CheckpointError
+from lockgate.engine.errors import CheckpointError, JobError
 from lockgate.engine.events import CHECKPOINT, SnapshotKind, SnapshotOptions
 from lockgate.engine.runtime.gil_handoff import HANDOFF
 from lockgate.engine.runtime.scope import run_with_group
@@ -113,6 +113,14 @@ class CheckpointCoordinator(Actor[Any]):
         self._final_id = None
         for checkpoint_id in list(self._pending):
             await self._abort(checkpoint_id, CheckpointFailureReason.JOB_ENDED)
+        for ticket in self._stop_tickets:  # a drain that never reached its savepoint
+            ticket.fail(
+                JobError(
+                    f"job '{self.setup.job_name}' attempt ended before its inputs drained; "
+                    "no stop savepoint was taken"
+                )
+            )
+        self._stop_tickets.clear()
 
     async def on_control(self, message: Any) -> Any:
         """Dispatch one protocol message."""

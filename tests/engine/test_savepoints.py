@@ -294,3 +294,14 @@ async def test_a_savepoint_altered_to_carry_a_pickle_is_refused_and_the_payload_
     trusting.allow_pickle_in_savepoints()
     await trusting.execute("counts", restore_from=savepoint)
     assert exists(marker)  # the same file, read with pickle allowed, does run it
+
+
+async def test_a_savepoint_in_memory_is_refused_before_anything_is_written() -> None:
+    topic = Topic(1)
+    async with counting_job(topic, CollectSink[Any]()).start("counts") as job:
+        with pytest.raises(ValueError, match="a savepoint must outlive the job"):
+            await job.trigger_savepoint("memory://")
+        with pytest.raises(ValueError, match="relative path"):
+            await job.stop_with_savepoint("savepoints")
+        assert not job.status.is_terminal
+        job.cancel()
