@@ -142,13 +142,16 @@ class S3FileSink(TwoPhaseCommitSink[Any, S3FileTransaction]):
             await self._upload_part(txn, buffer)
 
     async def commit(self, txn: S3FileTransaction) -> None:
-        """Complete the upload, making the object visible; done already counts as done."""
+        """Complete the upload, making the object visible; done already counts as done.
+
+        The key stays live until the upload is complete: a sweep running meanwhile (subtask
+        0 opening while another subtask recovers) must not abort it half-way.
+        """
+        if txn.upload_id is not None:
+            async with self.connection.client() as client:
+                with self._translated(f"complete upload {txn.upload_id} of {_url(txn)}"):
+                    await _complete(client, txn)
         self._live.discard(txn.key)
-        if txn.upload_id is None:
-            return  # no record, no object
-        async with self.connection.client() as client:
-            with self._translated(f"complete upload {txn.upload_id} of {_url(txn)}"):
-                await _complete(client, txn)
 
     async def abort(self, txn: S3FileTransaction) -> None:
         """Abort the upload and drop what is buffered; no object ever appears."""
@@ -182,10 +185,12 @@ class S3FileSink(TwoPhaseCommitSink[Any, S3FileTransaction]):
         """
         prefix = self._key(_uid_prefix(uid))
         pattern = re.compile(re.escape(prefix) + _UNIQUE_NAME)
+        live_before = set(self._live)  # a commit may complete an upload while we list them
         async with self.connection.client() as client:
             with self._translated(f"abort the uploads left under s3://{self.bucket}/{prefix}"):
                 uploads = await _list_uploads(client, self.bucket, prefix)
-                stale = [(k, u) for k, u in uploads if pattern.fullmatch(k) and k not in self._live]
+                spared = live_before | self._live
+                stale = [(k, u) for k, u in uploads if pattern.fullmatch(k) and k not in spared]
                 for key, upload_id in stale:
                     await _abort(client, self.bucket, key, upload_id)
         return [key for key, _ in stale]

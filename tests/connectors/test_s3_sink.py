@@ -14,6 +14,7 @@ from botocore.config import Config
 from botocore.session import get_session
 
 from lockgate.connectors import CollectionSource
+from lockgate.connectors import s3 as s3_module
 from lockgate.connectors.errors import ConnectorError, UnencodableRecord
 from lockgate.connectors.s3 import MIN_PART_SIZE, S3FileSink, S3FileTransaction
 from lockgate.engine import RestartStrategy, SinkContext, StreamEnvironment, SystemClock
@@ -180,6 +181,39 @@ async def test_the_sweep_spares_other_sinks_in_the_prefix(
     await leave_an_upload_open(bucket, s3_endpoint, ["other"], uid="out-2")
     assert await sink.abort_stale_uploads("out") == []
     assert len(open_uploads(s3, bucket)) == 1
+
+
+async def test_a_sweep_while_a_commit_completes_its_upload_spares_that_upload(
+    impatient_sink: S3FileSink, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sink, complete = impatient_sink, s3_module._complete
+    txn = await pre_committed(sink, [1, 2])
+
+    async def swept_first(client: Any, txn: S3FileTransaction) -> None:
+        await sink.abort_stale_uploads("out")  # subtask 0 opening while another subtask commits
+        await complete(client, txn)
+
+    monkeypatch.setattr(s3_module, "_complete", swept_first)
+    await sink.recover_and_commit(txn)
+
+    assert await sink.read_lines() == ["1", "2"]
+
+
+async def test_an_upload_committed_while_a_sweep_lists_the_uploads_is_not_aborted(
+    impatient_sink: S3FileSink, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sink, list_uploads = impatient_sink, s3_module._list_uploads
+    txn = await pre_committed(sink, [1, 2])
+
+    async def committed_meanwhile(client: Any, bucket: str, prefix: str) -> list[tuple[str, str]]:
+        uploads = await list_uploads(client, bucket, prefix)
+        await sink.recover_and_commit(txn)  # another subtask, between listing and aborting
+        return uploads
+
+    monkeypatch.setattr(s3_module, "_list_uploads", committed_meanwhile)
+
+    assert await sink.abort_stale_uploads("out") == []
+    assert await sink.read_lines() == ["1", "2"]
 
 
 async def leave_an_upload_open(

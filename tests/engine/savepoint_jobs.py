@@ -16,13 +16,17 @@ class Topic:
     """An append-only log in partitions; ``TopicSource`` readers resume at offsets.
 
     Shared by every copy of a job (``deepcopy`` returns it), so a test appends while jobs
-    read. ``consumed`` counts records read; ``all_read`` is set whenever it catches up with
-    everything appended. After ``close`` readers that read everything end their input.
+    read. A job maps its records through ``passed`` right after the source (in the source's
+    subtask): ``all_read`` is set whenever every record appended has passed there, so a
+    barrier triggered afterwards follows all of them. (Counting reads would not do: a source
+    subtask reads one batch ahead of what it emits.) After ``close`` readers that read
+    everything end their input.
     """
 
     def __init__(self, partitions: int) -> None:
         self.partitions: list[list[Any]] = [[] for _ in range(partitions)]
         self.consumed = 0
+        self.processed = 0
         self.closed = False
         self.all_read = anyio.Event()
         self._changed = anyio.Event()
@@ -40,10 +44,22 @@ class Topic:
         self._wake()
 
     def on_read(self, count: int) -> None:
-        """Count records a reader took."""
+        """Count records a reader took (sets ``all_read`` for jobs not mapping ``passed``)."""
         self.consumed += count
-        if self.consumed == sum(len(partition) for partition in self.partitions):
+        if not self.processed and self.consumed == self.total:
             self.all_read.set()
+
+    @property
+    def total(self) -> int:
+        """Records appended so far."""
+        return sum(len(partition) for partition in self.partitions)
+
+    def passed(self, record: Any) -> Any:
+        """Count ``record`` as emitted by its source subtask (a map function); return it."""
+        self.processed += 1
+        if self.processed >= self.total:
+            self.all_read.set()
+        return record
 
     async def changed(self) -> None:
         """Wait for the next ``append`` or ``close``."""

@@ -25,6 +25,7 @@ def counts_job(
     env.set_state_backend("memory", incremental=incremental)
     (
         env.from_source(TopicSource(topic), uid="events")
+        .map(topic.passed)
         .key_by(lambda event: event[0])
         .reduce(lambda a, b: (a[0], a[1] + b[1]), uid="counts")
         .sink_to(sink, uid="out")
@@ -101,7 +102,7 @@ async def test_shared_files_are_deleted_once_no_retained_checkpoint_uses_them(
     env.enable_checkpointing(max_retained=1)
     env.set_checkpoint_storage(storage.as_uri())
     env.set_state_backend("memory", incremental=True)
-    env.from_source(TopicSource(topic), uid="events").key_by(lambda e: e[0]).reduce(
+    env.from_source(TopicSource(topic), uid="events").map(topic.passed).key_by(lambda e: e[0]).reduce(
         lambda a, b: (a[0], a[1] + b[1]), uid="counts"
     ).sink_to(sink, uid="out")
     chains = []

@@ -1,4 +1,8 @@
-"""Cancel after a retained checkpoint and resume from it, three generations in a row."""
+"""Cancel after a retained checkpoint and resume from it, three generations in a row.
+
+On every backend, with full and incremental checkpoints (the RocksDB backend's incremental
+checkpoints upload its SST files and restore from them).
+"""
 
 from __future__ import annotations
 
@@ -15,7 +19,7 @@ from .checkpoint_jobs import cancel_and_wait
 from .savepoint_jobs import Topic, TopicSource
 
 KEYS, PER_GENERATION, GENERATIONS = 12, 40, 3
-BACKENDS = ["memory", "memory-incremental"]
+BACKENDS = ["memory", "memory-incremental", "rocksdb", "rocksdb-incremental"]
 
 
 def counts_job(
@@ -28,6 +32,7 @@ def counts_job(
     env.set_state_backend(name, incremental=bool(incremental))
     (
         env.from_source(TopicSource(topic), uid="events")
+        .map(topic.passed)
         .key_by(lambda event: event[0])
         .reduce(lambda a, b: (a[0], a[1] + b[1]), uid="counts")
         .sink_to(sink, uid="out")

@@ -61,6 +61,7 @@ def totals_job(parallelism: int, topic: Topic, sink: CollectSink[Any]) -> Stream
     env.enable_checkpointing()
     (
         env.from_source(TopicSource(topic), uid="events")
+        .map(topic.passed)
         .map(Registering(), uid="counting")
         .key_by(lambda event: event[0])
         .reduce(lambda a, b: (a[0], a[1] + b[1]), uid="totals")

@@ -39,7 +39,7 @@ def counting_job(
     env = StreamEnvironment(parallelism=2, max_parallelism=16)
     env.enable_checkpointing()
     env.set_checkpoint_storage("memory://")
-    stream = env.from_source(TopicSource(topic), uid="events")
+    stream = env.from_source(TopicSource(topic), uid="events").map(topic.passed)
     if extra:
         stream = stream.filter(lambda event: event[1] > 0).map(lambda event: event)
     if counts:
