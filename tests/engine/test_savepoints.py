@@ -16,6 +16,9 @@ from lockgate.engine import (
     GraphError,
     JobStatus,
     RestoreError,
+    Sink,
+    SinkContext,
+    SinkWriter,
     StreamEnvironment,
 )
 from lockgate.engine.checkpointing.checksum import checksum_of
@@ -206,18 +209,42 @@ async def test_a_failed_stop_savepoint_leaves_the_job_running(tmp_path: Path) ->
     assert has_metadata(savepoint)
 
 
+class FinishLog(Sink[Any]):
+    """Logs which of its writers were told that their input ended (``finish``)."""
+
+    def __init__(self) -> None:
+        self.finished: list[int] = []
+
+    def create_writer(self, context: SinkContext) -> SinkWriter[Any]:
+        return _FinishLogWriter(self, context.subtask_index)
+
+
+class _FinishLogWriter(SinkWriter[Any]):
+    def __init__(self, log: FinishLog, index: int) -> None:
+        self.log, self.index = log, index
+
+    async def write(self, records: list[Any]) -> None:
+        pass
+
+    async def finish(self) -> None:
+        self.log.finished.append(self.index)
+
+
+@pytest.mark.parametrize("drain", [True, False])
 async def test_stop_with_savepoint_and_drain_ends_the_input_before_the_last_snapshot(
-    tmp_path: Path,
+    drain: bool, tmp_path: Path
 ) -> None:
-    topic, sink = Topic(2), CollectSink[Any]()
+    topic, sink, log = Topic(2), CollectSink[Any](), FinishLog()
     topic.append(events(FIRST), partition_of=lambda event: event[0])
-    async with counting_job(topic, sink).start("counts") as job:
+    env = counting_job(topic, sink)
+    env.from_source(TopicSource(Topic(1)), uid="idle").sink_to(log, uid="finish-log")
+    async with env.start("counts") as job:
         await topic.all_read.wait()
-        savepoint = await job.stop_with_savepoint(tmp_path.as_uri(), drain=True)
+        savepoint = await job.stop_with_savepoint(tmp_path.as_uri(), drain=drain)
 
     assert job.status is JobStatus.FINISHED
     assert_exact_running_counts(sink, FIRST)
-    assert job.metrics().checkpoints.completed >= 1
+    assert sorted(log.finished) == ([0, 1] if drain else [])  # drained: every input ended
     assert has_metadata(savepoint)
 
 
