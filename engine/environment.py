@@ -142,8 +142,11 @@ class StreamEnvironment:
         checkpoint, into the storage's shared folder, and reference the earlier files they
         build on; a shared file is deleted once no retained checkpoint references it. The
         memory backend writes the keys changed since, and a full snapshot every
-        ``FULL_SNAPSHOT_EVERY`` checkpoints. The first checkpoint after a restore is full.
-        Savepoints are always full.
+        ``FULL_SNAPSHOT_EVERY`` checkpoints. The RocksDB backend takes a RocksDB checkpoint
+        (a memtable flush, then hard links of its SST files) and uploads only the SST files
+        no completed checkpoint uploaded yet; a compaction rewrites SST files, so some
+        checkpoints upload more. Either restores into any backend at any parallelism. The
+        first checkpoint after a restore is full. Savepoints are always full.
 
         Raises:
             ValueError: an unknown backend, or a ``path`` for ``"memory"``.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -24,6 +24,7 @@ from lockgate.engine.checkpointing.messages import (
     EndSourceInput,
     NotifyCheckpointAborted,
     NotifyCheckpointComplete,
+    StateHandle,
     SubtaskFinished,
     SubtaskId,
     TriggerCheckpoint,
@@ -94,6 +95,7 @@ class CheckpointCoordinator(Actor[Any]):
         self._options: dict[int, SnapshotOptions] = {}
         self._stop: SnapshotOptions | None = None
         self._stop_tickets: list[CheckpointTicket] = []
+        self._released: dict[str, StateHandle] = {}
         self._failures_in_a_row = 0
         self._last_completed_at = -float("inf")
         self._group: TaskGroup | None = None
@@ -229,8 +231,9 @@ class CheckpointCoordinator(Actor[Any]):
 
     async def _on_acknowledge(self, ack: AcknowledgeCheckpoint) -> None:
         pending = self._pending.get(ack.checkpoint_id)
-        if pending is None:
-            return  # late: the checkpoint was aborted or subsumed; its files are discarded
+        if pending is None:  # late: the checkpoint was aborted or subsumed
+            await self._discard_written(ack.handles.values())
+            return
         pending.acknowledge(ack, self.setup.clock.now())
         if pending.is_fully_acknowledged:
             await self._complete(pending)
@@ -284,7 +287,18 @@ class CheckpointCoordinator(Actor[Any]):
             storage = savepoint_folder_for(subsumed.location.rsplit("/", 1)[0])
             job = subsumed.metadata.job_name
         await storage.discard(job, subsumed.checkpoint_id)
-        unused = self.setup.registry.release(subsumed.checkpoint_id)
+        for handle in self.setup.registry.release(subsumed.checkpoint_id):
+            self._released[handle.location] = handle
+        await self._delete_released()
+
+    async def _delete_released(self) -> None:
+        # A pending checkpoint may build on a file released meanwhile (its base completed
+        # before it was triggered), so released files go only once none is pending, and
+        # only if no checkpoint completed since registered them again.
+        if self._pending or not self._released:
+            return
+        unused = self.setup.registry.unreferenced(self._released.values())
+        self._released.clear()
         if unused:
             await self.setup.storage.discard_shared(unused)
 
@@ -315,7 +329,8 @@ class CheckpointCoordinator(Actor[Any]):
         self._notify(NotifyCheckpointAborted(checkpoint_id, reason))
         with HANDOFF.lend():
             await self._storage_of(checkpoint_id).discard(self.setup.job_name, checkpoint_id)
-            await self._discard_new_shared_files(pending)
+            await self._discard_written(pending.handles_written())
+            await self._delete_released()
         self._options.pop(checkpoint_id, None)
         message = f"{reason.value}: {detail}" if detail else None
         failure = CheckpointError(checkpoint_id, reason, error, message=message)
@@ -328,15 +343,10 @@ class CheckpointCoordinator(Actor[Any]):
             if len(self._finished) == len(self.setup.subtasks):
                 self._trigger_final()
 
-    async def _discard_new_shared_files(self, pending: PendingCheckpoint) -> None:
-        # What an aborted checkpoint wrote to the shared folder belongs to no checkpoint.
-        written = [
-            file
-            for operator in pending.operator_states().values()
-            for handle in operator.handles
-            if handle is not None
-            for file in handle.shared_files
-        ]
+    async def _discard_written(self, handles: Iterable[StateHandle]) -> None:
+        # What an aborted checkpoint wrote to the shared folder belongs to no checkpoint
+        # (deltas build only on completed ones); files it reused are referenced: kept.
+        written = [file for handle in handles for file in handle.shared_files]
         unused = self.setup.registry.unreferenced(written)
         if unused:
             await self.setup.storage.discard_shared(unused)

@@ -61,8 +61,10 @@ class StateHandle:
 
     ``is_shared`` marks a file in the job's shared folder, which belongs to no single
     checkpoint: incremental snapshots of later checkpoints may build on it. ``shared`` lists
-    the shared files an incremental snapshot builds on, oldest first. A registry counts the
-    retained checkpoints referencing each shared file and deletes it once none is left.
+    the shared files an incremental snapshot reads besides its own: those a memory delta
+    builds on, oldest first, or every SST file a RocksDB-native snapshot uses. A registry
+    counts the retained checkpoints referencing each shared file and deletes it once none is
+    left.
     """
 
     location: str

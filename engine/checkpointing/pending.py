@@ -154,6 +154,10 @@ class PendingCheckpoint:
         self._failure_reason = reason
         self._failure_message = message or reason.value
 
+    def handles_written(self) -> list[StateHandle]:
+        """Every state handle the subtasks that acknowledged so far reported."""
+        return [handle for handles in self.handles.values() for handle in handles.values()]
+
     def operator_states(self) -> dict[str, OperatorStateHandles]:
         """Every operator's handles, one slot per subtask (``None`` where none was written)."""
         merged = self.handles

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lockgate.engine.checkpointing.errors import CorruptCheckpoint
+from lockgate.engine.checkpointing.native_state import NativeKeyedState
 
 __all__ = [
     "SINK_STATE",
@@ -27,7 +28,8 @@ SPLITS_STATE = "__splits__"
 SINK_STATE = "__sink__"
 """The list state under which a sink writer stores what ``snapshot_state`` returned."""
 
-_FORMAT = "lockgate-operator-snapshot/3"  # 2: keyed state per key group; 3: kinds, deltas
+_FORMAT = "lockgate-operator-snapshot/4"  # 2: per key group; 3: kinds, deltas; 4: native
+_FORMAT_3 = "lockgate-operator-snapshot/3"
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,8 @@ class OperatorSnapshot:
     that declares it as another kind. An incremental snapshot (``is_delta``) holds in
     ``keyed`` only the entries changed since the snapshot it builds on, and in ``deleted``
     the keys removed since (key group -> state name -> keys); its other state is whole.
+    A snapshot with ``native`` keyed state (RocksDB's files, from an incremental checkpoint)
+    has empty ``keyed``: a restore reads the files back into ``keyed`` first.
     The snapshot is a copy: nothing the running operator does changes it.
     """
 
@@ -54,10 +58,13 @@ class OperatorSnapshot:
     kinds: dict[str, str] = field(default_factory=dict)
     deleted: dict[int, dict[str, list[Any]]] = field(default_factory=dict)
     is_delta: bool = False
+    native: NativeKeyedState | None = None
 
     @property
     def is_empty(self) -> bool:
         """Whether the snapshot holds no value at all (empty tables and lists count as none)."""
+        if self.native is not None:
+            return False
         keyed_values = any(table for states in self.keyed.values() for table in states.values())
         collections = (*self.lists.values(), *self.unions.values(), *self.broadcast.values())
         return not keyed_values and not any(collections)
@@ -73,7 +80,8 @@ def encode_snapshot(snapshot: OperatorSnapshot) -> bytes:
     groups = {group: pickle.dumps(states, protocol=5) for group, states in snapshot.keyed.items()}
     fields = (snapshot.uid, groups, snapshot.lists, snapshot.unions, snapshot.broadcast)
     delta = (snapshot.kinds, snapshot.deleted, snapshot.is_delta)
-    return pickle.dumps((_FORMAT, *fields, *delta), protocol=5)
+    native = None if snapshot.native is None else snapshot.native.to_plain()
+    return pickle.dumps((_FORMAT, *fields, *delta, native), protocol=5)
 
 
 def decode_snapshot(data: bytes, *, location: str = "<bytes>") -> OperatorSnapshot:
@@ -87,11 +95,22 @@ def decode_snapshot(data: bytes, *, location: str = "<bytes>") -> OperatorSnapsh
         decoded = pickle.loads(data)
     except Exception as error:
         raise CorruptCheckpoint(location, f"it cannot be unpickled ({error!r})") from error
-    if not (isinstance(decoded, tuple) and len(decoded) == 9 and decoded[0] == _FORMAT):
-        raise CorruptCheckpoint(location, "it does not hold an operator snapshot")
-    _, uid, groups, lists, unions, broadcast, kinds, deleted, is_delta = decoded
+    _, uid, groups, lists, unions, broadcast, kinds, deleted, is_delta, native = _fields(
+        decoded, location
+    )
     try:
         keyed = {group: pickle.loads(states) for group, states in groups.items()}
     except Exception as error:
         raise CorruptCheckpoint(location, f"a key group cannot be unpickled ({error!r})") from error
-    return OperatorSnapshot(uid, keyed, lists, unions, broadcast, kinds, deleted, is_delta)
+    return OperatorSnapshot(uid, keyed, lists, unions, broadcast, kinds, deleted, is_delta, native)
+
+
+def _fields(decoded: Any, location: str) -> tuple[Any, ...]:
+    # Format 3 had no native keyed state: it reads as format 4 without it.
+    if isinstance(decoded, tuple) and len(decoded) == 9 and decoded[0] == _FORMAT_3:
+        decoded = (_FORMAT, *decoded[1:], None)
+    if not (isinstance(decoded, tuple) and len(decoded) == 10 and decoded[0] == _FORMAT):
+        raise CorruptCheckpoint(location, "it does not hold an operator snapshot")
+    if decoded[-1] is None:
+        return decoded
+    return (*decoded[:-1], NativeKeyedState.from_plain(decoded[-1], location=location))

@@ -32,6 +32,7 @@ from lockgate.engine.state import (
     OperatorStateStore,
     ValueStateDescriptor,
 )
+from lockgate.engine.state.native_snapshot import NativeSnapshots
 
 __all__ = ["Operator", "StateCapture", "create_operator"]
 
@@ -119,12 +120,22 @@ class Operator:
         """Prepare to process; called once before the first batch."""
         self._initialize_function_state()
 
-    def capture(self, checkpoint_id: int) -> StateCapture:
-        """Take a consistent copy of this operator's state for ``checkpoint_id``."""
+    def capture(self, checkpoint_id: int, *, native: bool = False) -> StateCapture:
+        """Take a consistent copy of this operator's state for ``checkpoint_id``.
+
+        With ``native`` (an incremental checkpoint), a backend that can (RocksDB) captures
+        its keyed state as its own files (``NativeKeyedSnapshot``).
+        """
         if isinstance(self.function, CheckpointedFunction):
             self.function.snapshot_state(FunctionSnapshotContext(checkpoint_id))
-        keyed = self.keyed_state.snapshot() if self.keyed_state.has_states else None
+        keyed = self._snapshot_keyed(native=native) if self.keyed_state.has_states else None
         return StateCapture(self.uid, keyed, self.operator_state.snapshot())
+
+    def _snapshot_keyed(self, *, native: bool) -> KeyedSnapshot:
+        store = self.keyed_state
+        if native and isinstance(store, NativeSnapshots):
+            return store.native_snapshot()
+        return store.snapshot()
 
     def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
         """Tell the user function, if it listens, that ``checkpoint_id`` completed."""

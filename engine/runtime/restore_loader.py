@@ -15,6 +15,7 @@ from lockgate.engine.checkpointing.snapshots import OperatorSnapshot, decode_sna
 from lockgate.engine.checkpointing.storage import CheckpointStorage
 from lockgate.engine.errors import RestoreError
 from lockgate.engine.planning import ExecutionPlan
+from lockgate.engine.runtime.native_restore import with_plain_keyed_state
 from lockgate.engine.savepoints.compatibility import check_restore
 from lockgate.engine.savepoints.format import decode_savepoint_state
 from lockgate.engine.savepoints.values import ValueCodec
@@ -51,7 +52,7 @@ async def load_restored_state(
     restored = {}
     for uid, handles in metadata.operators.items():
         if uid in parallelism:
-            snapshots = await _read_all(uid, handles, storage, decode)
+            snapshots = await _read_all(uid, handles, storage, decode, max_parallelism)
             restored[uid] = redistribute(snapshots, parallelism[uid], max_parallelism)
     return restored
 
@@ -64,16 +65,39 @@ def _savepoint_decoder(codec: ValueCodec) -> Decoder:
 
 
 async def _read_all(
-    uid: str, handles: OperatorStateHandles, storage: CheckpointStorage, decoder: Decoder
+    uid: str,
+    handles: OperatorStateHandles,
+    storage: CheckpointStorage,
+    decoder: Decoder,
+    max_parallelism: int,
 ) -> list[OperatorSnapshot]:
     snapshots = []
     for handle in handles.handles:
         if handle is None:
             snapshots.append(OperatorSnapshot(uid))
-            continue
-        chain = [await _read(file, storage, decoder) for file in (*handle.shared, handle)]
-        snapshots.append(chain[0] if len(chain) == 1 else apply_increments(chain))
+        else:
+            snapshots.append(await _read_whole(handle, storage, decoder, max_parallelism))
     return snapshots
+
+
+async def _read_whole(
+    handle: StateHandle, storage: CheckpointStorage, decoder: Decoder, max_parallelism: int
+) -> OperatorSnapshot:
+    """The whole state one subtask's handle stands for, as plain data.
+
+    Its file holds either everything, or a memory delta on the files in ``handle.shared``
+    (then the chain is applied), or RocksDB's files (``native``; ``handle.shared`` are its
+    SST files), which are read back into plain key groups.
+    """
+    last = await _read(handle, storage, decoder)
+    if last.native is not None:
+        return await with_plain_keyed_state(
+            last, storage, max_parallelism, location=handle.location
+        )
+    if not handle.shared:
+        return last
+    earlier = [await _read(file, storage, decoder) for file in handle.shared]
+    return apply_increments([*earlier, last])
 
 
 async def _read(

@@ -212,7 +212,7 @@ class SubtaskActor(Actor[Any]):
     async def _snapshot(self, barrier: CheckpointBarrier) -> None:
         clock = self.settings.clock
         started = clock.now()
-        captures = self._capture_operators(barrier.checkpoint_id)
+        captures = self._capture_operators(barrier)
         sink = await self.tail.capture(barrier)
         captures += [c for c in (self.head.capture(), sink) if c is not None]
         await self.tail.forward(barrier)
@@ -222,11 +222,12 @@ class SubtaskActor(Actor[Any]):
         if barrier.options.kind is SnapshotKind.STOP_SAVEPOINT:
             self.head.suspend(barrier.checkpoint_id)  # nothing follows the job's last snapshot
 
-    def _capture_operators(self, checkpoint_id: int) -> list[StateCapture]:
+    def _capture_operators(self, barrier: CheckpointBarrier) -> list[StateCapture]:
         captures = []
+        native = self.checkpointer.takes_native(barrier)
         for operator, scope in self._stages:
             with scope:
-                captures.append(operator.capture(checkpoint_id))
+                captures.append(operator.capture(barrier.checkpoint_id, native=native))
         return captures
 
     def _sync_stats(self, barrier: CheckpointBarrier, started: float) -> SubtaskCheckpointStats:

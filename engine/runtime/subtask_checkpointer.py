@@ -1,11 +1,13 @@
 """SubtaskCheckpointer: how one subtask takes its part of a checkpoint.
 
 The synchronous part runs on the event loop between two batches and only takes consistent
-copies (copy-on-write state snapshots, source positions, the sink's pre-commit). The
-asynchronous part — grouping keyed state by key group, encoding (pickle for checkpoints, the
-canonical format for savepoints, which go to their own folder), writing — runs in a task
-of the subtask's task group (its CPU work in a worker thread), so records keep flowing, and
-ends with an acknowledgement (or a decline) to the checkpoint coordinator.
+copies (copy-on-write state snapshots, source positions, the sink's pre-commit; for an
+incremental checkpoint of the RocksDB backend, a RocksDB checkpoint). The asynchronous part
+— grouping keyed state by key group, encoding (pickle for checkpoints, the canonical format
+for savepoints, which go to their own folder), writing, or uploading the SST files no
+completed checkpoint uploaded (``NativeSnapshotWriter``) — runs in a task of the subtask's
+task group (its CPU work in a worker thread), so records keep flowing, and ends with an
+acknowledgement (or a decline) to the checkpoint coordinator.
 """
 
 from __future__ import annotations
@@ -35,10 +37,12 @@ from lockgate.engine.clock import Clock
 from lockgate.engine.events import CheckpointBarrier
 from lockgate.engine.runtime.gil_handoff import HANDOFF
 from lockgate.engine.runtime.incremental import Increment, IncrementalBases
+from lockgate.engine.runtime.native_writer import NativeSnapshotWriter
 from lockgate.engine.runtime.operators import StateCapture
 from lockgate.engine.savepoints.format import encode_savepoint_state
 from lockgate.engine.savepoints.values import ValueCodec
 from lockgate.engine.state import KeyedSnapshot, KeyedStateSnapshot
+from lockgate.engine.state.native_snapshot import is_native
 
 __all__ = ["CheckpointContext", "SubtaskCheckpointer"]
 
@@ -75,6 +79,14 @@ class SubtaskCheckpointer:
         self.last_checkpoint_id = 0
         full_every = context.incremental_full_every
         self.incremental = None if full_every is None else IncrementalBases(full_every)
+        self.native = None if full_every is None else self._native_writer()
+
+    def takes_native(self, barrier: CheckpointBarrier) -> bool:
+        """Whether operators capture keyed state as their backend's files for ``barrier``.
+
+        Only incremental checkpoints do; savepoints are always canonical and full.
+        """
+        return self.native is not None and not barrier.options.kind.is_savepoint
 
     def accepts(self, checkpoint_id: int) -> bool:
         """Whether a snapshot for ``checkpoint_id`` is still due (not taken before)."""
@@ -135,6 +147,14 @@ class SubtaskCheckpointer:
     ) -> dict[str, StateHandle]:
         if barrier.options.kind.is_savepoint:
             return await self._write_savepoint(barrier, captures)
+        natives = [capture for capture in captures if _is_native(capture)]
+        handles = await self._write_natives(barrier.checkpoint_id, natives)
+        captures = [capture for capture in captures if not _is_native(capture)]
+        return {**handles, **await self._write_heap(barrier, captures)}
+
+    async def _write_heap(
+        self, barrier: CheckpointBarrier, captures: list[StateCapture]
+    ) -> dict[str, StateHandle]:
         plans = self._incremental_plans(captures)
         bases = {uid: base.keyed for uid, base in plans.items() if base is not None}
         keyed = {c.uid: c.keyed for c in captures if c.uid in plans}
@@ -149,6 +169,19 @@ class SubtaskCheckpointer:
                     self.context.job_name, barrier.checkpoint_id, self._file_name(uid), data
                 )
         return handles
+
+    async def _write_natives(
+        self, checkpoint_id: int, captures: list[StateCapture]
+    ) -> dict[str, StateHandle]:
+        if not captures:
+            return {}
+        assert self.native is not None, "native captures come with incremental checkpoints"
+        write = self.native.write
+        try:
+            return {c.uid: await write(checkpoint_id, c, self._file_name(c.uid)) for c in captures}
+        finally:  # after a failure, the local files of the captures not written go too
+            for capture in captures:
+                await anyio.to_thread.run_sync(_discard_native, capture)
 
     async def _write_savepoint(
         self, barrier: CheckpointBarrier, captures: list[StateCapture]
@@ -202,16 +235,35 @@ class SubtaskCheckpointer:
         """Deltas of later checkpoints may build on what ``checkpoint_id`` wrote."""
         if self.incremental is not None:
             self.incremental.completed(checkpoint_id)
+        if self.native is not None:
+            self.native.notify_complete(checkpoint_id)
 
     def notify_aborted(self, checkpoint_id: int) -> None:
         """What ``checkpoint_id`` wrote is deleted: nothing may build on it."""
         if self.incremental is not None:
             self.incremental.aborted(checkpoint_id)
+        if self.native is not None:
+            self.native.notify_aborted(checkpoint_id)
+
+    def _native_writer(self) -> NativeSnapshotWriter:
+        context = self.context
+        return NativeSnapshotWriter(
+            context.storage, context.job_name, context.run_id, context.max_parallelism
+        )
 
     def _file_name(self, uid: str) -> str:
         safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in uid)
         tag = zlib.crc32(uid.encode())
         return f"{safe}-{tag:08x}-{self.context.subtask.subtask_index}"
+
+
+def _is_native(capture: StateCapture) -> bool:
+    return is_native(capture.keyed)
+
+
+def _discard_native(capture: StateCapture) -> None:
+    if is_native(capture.keyed):
+        capture.keyed.discard()
 
 
 def _encode_all(

@@ -5,6 +5,8 @@ whichever backend holds it; ``KeyedSnapshot`` is what its ``snapshot`` returns. 
 ``StateBackend`` builds one keyed state backend per operator subtask and attempt:
 ``MemoryStateBackend`` keeps state in dicts on the heap (``KeyedStateStore``),
 ``RocksDBStateBackend`` (extra ``rocksdb``) keeps it on disk (``RocksDBKeyedStateStore``).
+A keyed state backend that can also capture its state as its own files, for incremental
+checkpoints, implements ``NativeSnapshots`` (``native_snapshot``) too.
 """
 
 from __future__ import annotations
@@ -195,8 +197,9 @@ class RocksDBStateBackend:
     """Keeps keyed state on disk in RocksDB (extra ``rocksdb``): state larger than memory.
 
     Each operator subtask and attempt gets a database folder of its own under ``path`` (the
-    system's temporary folder by default), deleted when the operator closes. Databases are
-    opened only by operators that keep keyed state.
+    system's temporary folder by default), deleted when the operator closes, with the
+    RocksDB checkpoints of incremental checkpoints beside it until they are uploaded.
+    Databases are opened only by operators that keep keyed state.
     """
 
     name = "rocksdb"

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from rocksdict import (
     BlockBasedOptions,
+    Checkpoint,
     Options,
     Rdict,
     RdictIter,
@@ -32,14 +33,17 @@ class StateDatabase:
     Writes skip RocksDB's write-ahead log, because a failed job restores its state from a
     checkpoint and never reopens a database. Keys and values are raw bytes. A subtask
     whose operator never keeps keyed state never opens its database, so costs nothing.
+    RocksDB checkpoints (``checkpoint``) go to numbered folders beside it, under
+    ``<path>-checkpoints``, which ``close`` deletes too.
     """
 
-    __slots__ = ("_closed", "_db", "path")
+    __slots__ = ("_checkpoints", "_closed", "_db", "path")
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
         self._db: Rdict | None = None
         self._closed = False
+        self._checkpoints = 0
 
     @property
     def is_open(self) -> bool:
@@ -71,6 +75,26 @@ class StateDatabase:
         """
         return self.db.iter(ReadOptions())
 
+    def checkpoint(self) -> Path | None:
+        """Write a RocksDB checkpoint of the database to a new folder and return the folder.
+
+        The memtables are flushed first (writes skip the write-ahead log, so the SST files
+        must hold everything), then the SST files are hard-linked and the other files
+        copied. ``None`` if the database was never opened: there is nothing to capture.
+        """
+        if self._db is None:
+            return None
+        self._checkpoints += 1
+        folder = self.checkpoints_path / str(self._checkpoints)
+        folder.parent.mkdir(exist_ok=True)
+        Checkpoint(self._db).create_checkpoint(str(folder))
+        return folder
+
+    @property
+    def checkpoints_path(self) -> Path:
+        """The folder beside the database that holds its RocksDB checkpoints."""
+        return self.path.with_name(f"{self.path.name}-checkpoints")
+
     def estimate_entries(self) -> int:
         """Return RocksDB's estimate of how many entries the database holds."""
         if self._db is None:
@@ -87,6 +111,7 @@ class StateDatabase:
         if db is not None:
             db.close()
             shutil.rmtree(self.path, ignore_errors=True)
+            shutil.rmtree(self.checkpoints_path, ignore_errors=True)
 
     def _open(self) -> Rdict:
         if self._closed:

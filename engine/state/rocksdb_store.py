@@ -16,10 +16,10 @@ state itself lives in RocksDB, and may be larger than memory.
 Snapshots: ``snapshot`` creates a RocksDB iterator, which pins the database version current at
 that instant (memtables and SST files) at O(1) cost; ``by_key_group`` walks it later, in a
 worker thread. (``Rdict.snapshot()`` is not used: rocksdict 0.3 iterates such snapshots over
-the live data.) ``StateDatabase.snapshot`` is the one place a view is taken: incremental
-checkpoints would take a RocksDB checkpoint there instead (``rocksdict.Checkpoint``: a flush
-and hard links to the immutable SST files) and upload only the files the previous checkpoint
-did not have.
+the live data.) Incremental checkpoints take ``native_snapshot`` instead: a RocksDB checkpoint
+(``rocksdict.Checkpoint``: a flush and hard links to the immutable SST files, see
+``rocksdb_checkpoint``), of which the checkpointer uploads only the files the last completed
+checkpoint did not have.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ from lockgate.engine.state.list_state import ListState
 from lockgate.engine.state.map_state import MapState
 from lockgate.engine.state.reducing_state import ReducingState
 from lockgate.engine.state.rocksdb_access import StateAccess
+from lockgate.engine.state.rocksdb_checkpoint import RocksDBCheckpointSnapshot
 from lockgate.engine.state.rocksdb_database import StateDatabase
 from lockgate.engine.state.rocksdb_keys import KeyCodec, state_id_bytes, unframe
 from lockgate.engine.state.rocksdb_loader import StateLoader
@@ -218,6 +219,23 @@ class RocksDBKeyedStateStore:
         self._snapshots += 1
         return RocksDBKeyedStateSnapshot(
             self._database.snapshot() if self._database.is_open else None,
+            self._formats,
+            max_parallelism=self._codec.max_parallelism,
+            kinds=self._kinds.snapshot(),
+            entries=self._database.estimate_entries(),
+            times=(self._clock.now(), self._restored_at),
+        )
+
+    def native_snapshot(self) -> RocksDBCheckpointSnapshot:
+        """Take a RocksDB checkpoint of every state: the synchronous part of an incremental one.
+
+        It flushes the memtables and hard-links the SST files into a folder of its own
+        (``StateDatabase.checkpoint``); the checkpointer uploads the files it has not
+        uploaded before, then deletes the folder.
+        """
+        self._snapshots += 1
+        return RocksDBCheckpointSnapshot(
+            self._database.checkpoint(),
             self._formats,
             max_parallelism=self._codec.max_parallelism,
             kinds=self._kinds.snapshot(),

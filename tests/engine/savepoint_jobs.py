@@ -44,10 +44,8 @@ class Topic:
         self._wake()
 
     def on_read(self, count: int) -> None:
-        """Count records a reader took (sets ``all_read`` for jobs not mapping ``passed``)."""
+        """Count records a reader took."""
         self.consumed += count
-        if not self.processed and self.consumed == self.total:
-            self.all_read.set()
 
     @property
     def total(self) -> int:

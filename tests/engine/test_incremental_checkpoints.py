@@ -6,8 +6,16 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from lockgate.connectors import CollectSink
-from lockgate.engine import CompletedCheckpoint, StreamEnvironment
+from lockgate.engine import (
+    CheckpointError,
+    CompletedCheckpoint,
+    FileSystemCheckpointStorage,
+    StreamEnvironment,
+)
+from lockgate.engine.checkpointing.messages import StateHandle
 from lockgate.engine.runtime.incremental import FULL_SNAPSHOT_EVERY
 
 from .checkpoint_jobs import cancel_and_wait
@@ -102,9 +110,9 @@ async def test_shared_files_are_deleted_once_no_retained_checkpoint_uses_them(
     env.enable_checkpointing(max_retained=1)
     env.set_checkpoint_storage(storage.as_uri())
     env.set_state_backend("memory", incremental=True)
-    env.from_source(TopicSource(topic), uid="events").map(topic.passed).key_by(lambda e: e[0]).reduce(
-        lambda a, b: (a[0], a[1] + b[1]), uid="counts"
-    ).sink_to(sink, uid="out")
+    env.from_source(TopicSource(topic), uid="events").map(topic.passed).key_by(
+        lambda e: e[0]
+    ).reduce(lambda a, b: (a[0], a[1] + b[1]), uid="counts").sink_to(sink, uid="out")
     chains = []
     async with env.start("counts") as job:
         for round_ in range(FULL_SNAPSHOT_EVERY + 2):
@@ -138,3 +146,48 @@ async def test_without_incremental_checkpoints_nothing_goes_to_the_shared_folder
 
     assert counts_size(second) == counts_size(first)
     assert not (storage / "counts" / "shared").exists()
+
+
+class FailingSourceState(FileSystemCheckpointStorage):
+    """Filesystem storage whose write of the source's positions fails at checkpoint ``fail_at``."""
+
+    def __init__(self, base: Path, fail_at: int) -> None:
+        super().__init__(base)
+        self.fail_at = fail_at
+        self.failed = 0
+
+    async def write_state(
+        self, job: str, checkpoint_id: int, name: str, data: bytes
+    ) -> StateHandle:
+        if checkpoint_id == self.fail_at and name.startswith("events-"):
+            self.failed += 1
+            raise OSError("the disk is full")
+        return await super().write_state(job, checkpoint_id, name, data)
+
+
+async def test_files_of_an_aborted_incremental_checkpoint_are_deleted(tmp_path: Path) -> None:
+    topic, sink, folder = Topic(2), CollectSink[Any](), tmp_path / "checkpoints"
+    storage = FailingSourceState(folder, fail_at=2)
+    touch(topic, range(KEYS))
+    env = counts_job(topic, sink, folder)
+    env.set_checkpoint_storage(storage)
+    async with env.start("counts") as job:
+        await topic.all_read.wait()
+        await job.trigger_checkpoint()
+        touch(topic, range(10))
+        await topic.all_read.wait()
+        with pytest.raises(CheckpointError):
+            await job.trigger_checkpoint()
+        touch(topic, range(10, 20))
+        await topic.all_read.wait()
+        last = await job.trigger_checkpoint()
+        await cancel_and_wait(job)
+
+    assert storage.failed >= 1
+    live = {
+        Path(file.location).name
+        for handle in last.metadata.operators["counts"].handles
+        if handle is not None
+        for file in handle.shared_files
+    }
+    assert shared_files(folder) == live  # nothing of checkpoint 2 is left behind

@@ -51,9 +51,9 @@ def job(topic: Topic, storage: Path, *, as_list: bool = False) -> StreamEnvironm
     env.enable_checkpointing()
     env.set_checkpoint_storage(storage.as_uri())
     env.set_restart_strategy(RestartStrategy.fixed_delay(attempts=5, delay=0.0))
-    env.from_source(TopicSource(topic), uid="events").map(topic.passed).key_by(lambda e: e[0]).process(
-        Counting(as_list=as_list), uid="counts"
-    ).sink_to(CollectSink[Any](), uid="out")
+    env.from_source(TopicSource(topic), uid="events").map(topic.passed).key_by(
+        lambda e: e[0]
+    ).process(Counting(as_list=as_list), uid="counts").sink_to(CollectSink[Any](), uid="out")
     return env
 
 

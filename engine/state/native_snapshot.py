@@ -1,0 +1,107 @@
+"""NativeKeyedSnapshot: keyed state captured as a backend's own files (RocksDB's SST files).
+
+Incremental checkpoints of the RocksDB backend upload files rather than key groups: a RocksDB
+checkpoint hard-links the database's immutable SST files into a folder of its own, and only
+the files no completed checkpoint uploaded yet go to storage. This module holds what the
+runtime needs of such a snapshot, whatever the backend, and the way back to plain key groups
+(``native_key_groups``), so that state stored natively restores into any backend at any
+parallelism.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol, TypeGuard, runtime_checkable
+
+from lockgate.engine.state.backend import KeyedSnapshot
+
+__all__ = [
+    "NativeFile",
+    "NativeKeyedSnapshot",
+    "NativeSnapshots",
+    "is_native",
+    "native_key_groups",
+]
+
+KeyGroups = dict[int, dict[str, dict[Any, Any]]]
+
+
+@dataclass(frozen=True, slots=True)
+class NativeFile:
+    """One file of a native snapshot, at ``path`` in the snapshot's local folder.
+
+    A ``shareable`` file never changes once written (an SST file): a later checkpoint whose
+    snapshot holds a file of the same name and size may reuse the copy an earlier checkpoint
+    uploaded. The other files are small (RocksDB's MANIFEST, CURRENT, OPTIONS) and every
+    checkpoint stores them whole.
+    """
+
+    name: str
+    size: int
+    path: Path
+    shareable: bool
+
+
+class NativeKeyedSnapshot(KeyedSnapshot, Protocol):
+    """A keyed snapshot held as the files of a backend, in a local folder of its own.
+
+    Invariant: the files never change until ``discard`` deletes them, so they may be read in
+    worker threads while the backend goes on writing. ``description`` is what
+    ``native_key_groups`` needs besides the files to read them back as plain key groups.
+    """
+
+    @property
+    def backend(self) -> str:
+        """The name of the backend whose files these are (``"rocksdb"``)."""
+
+    def files(self) -> list[NativeFile]:
+        """Every file of the snapshot (none for a backend that never stored anything)."""
+
+    def description(self) -> dict[str, Any]:
+        """Plain, picklable data that, with the files, gives back the key groups."""
+
+    def discard(self) -> None:
+        """Delete the local files; doing it again does nothing."""
+
+
+@runtime_checkable
+class _NativeFiles(Protocol):
+    # Methods only: an isinstance check against a protocol with properties evaluates them,
+    # and ``state_names`` of a RocksDB checkpoint opens the database.
+    def files(self) -> list[NativeFile]: ...
+    def description(self) -> dict[str, Any]: ...
+    def discard(self) -> None: ...
+
+
+def is_native(snapshot: object) -> TypeGuard[NativeKeyedSnapshot]:
+    """Whether ``snapshot`` is a ``NativeKeyedSnapshot`` (told without reading its files)."""
+    return isinstance(snapshot, _NativeFiles)
+
+
+@runtime_checkable
+class NativeSnapshots(Protocol):
+    """A keyed state backend that can capture its state as its own files (RocksDB)."""
+
+    def native_snapshot(self) -> NativeKeyedSnapshot:
+        """Capture every state as files: the synchronous part of an incremental checkpoint."""
+
+
+def native_key_groups(
+    backend: str, folder: Path, description: Mapping[str, Any], max_parallelism: int
+) -> KeyGroups:
+    """Return key group -> state name -> key -> plain value of the files in ``folder``.
+
+    ``folder`` holds every file a ``NativeKeyedSnapshot`` of ``backend`` listed, under their
+    names; ``description`` is what it described. Keys are grouped by ``max_parallelism``.
+
+    Raises:
+        ValueError: an unknown backend, or a description in a format this lockgate cannot read.
+        ImportError: ``"rocksdb"`` without its extra installed.
+    """
+    if backend != "rocksdb":
+        raise ValueError(f"keyed state stored by the unknown backend {backend!r}")
+    from lockgate.engine.state.rocksdb_checkpoint import key_groups_in
+
+    return key_groups_in(folder, description, max_parallelism)
