@@ -14,6 +14,7 @@ from typing import Any
 from lockgate.engine.checkpointing.errors import CorruptCheckpoint
 
 __all__ = [
+    "ASYNC_INPUTS_STATE",
     "SINK_STATE",
     "SPLITS_STATE",
     "OperatorSnapshot",
@@ -26,6 +27,10 @@ SPLITS_STATE = "__splits__"
 
 SINK_STATE = "__sink__"
 """The list state under which a sink writer stores what ``snapshot_state`` returned."""
+
+ASYNC_INPUTS_STATE = "__async_inputs__"
+"""The list state under which an ``async_map`` subtask stores the records of its calls in
+flight (and of results not yet emitted), to call them again on restore."""
 
 _FORMAT = "lockgate-operator-snapshot/2"  # 2: keyed state pickled per key group
 
@@ -40,7 +45,8 @@ class OperatorSnapshot:
     subtask receives in full, and ``broadcast`` maps state name -> key -> value, identical
     in every subtask. ``kinds`` maps each keyed state name to the kind it was declared with
     (``kind_of``: value, list, map, reducing, aggregating), so a restore can refuse a job
-    that declares it as another kind. The snapshot is a copy: nothing the running operator does changes it.
+    that declares it as another kind. The snapshot is a copy: nothing the running operator
+    does changes it.
     """
 
     uid: str

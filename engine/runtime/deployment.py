@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -12,7 +12,7 @@ from lockgate.engine.checkpointing.snapshots import SINK_STATE, SPLITS_STATE, Op
 from lockgate.engine.checkpointing.storage import CheckpointStorage
 from lockgate.engine.clock import Clock
 from lockgate.engine.events import ChannelItem, item_size
-from lockgate.engine.graph import OperatorKind, Partitioning
+from lockgate.engine.graph import OperatorKind, OperatorNode, Partitioning
 from lockgate.engine.partitioning import (
     BroadcastPartitioner,
     ForwardPartitioner,
@@ -21,10 +21,11 @@ from lockgate.engine.partitioning import (
     RebalancePartitioner,
 )
 from lockgate.engine.planning import ChainEdge, ExecutionPlan, OperatorChain
+from lockgate.engine.runtime.async_operator import AsyncWaitOperator
 from lockgate.engine.runtime.barrier_aligner import AlignmentMode, BarrierAligner
 from lockgate.engine.runtime.gates import InputGate, OutputGate, OutputPartition
 from lockgate.engine.runtime.heads import GateHead, Head, SourceHead
-from lockgate.engine.runtime.operators import create_operator
+from lockgate.engine.runtime.operators import Operator, create_operator
 from lockgate.engine.runtime.scope import OperatorScope
 from lockgate.engine.runtime.subtask import SubtaskActor, SubtaskSettings
 from lockgate.engine.runtime.subtask_checkpointer import CheckpointContext, SubtaskCheckpointer
@@ -132,7 +133,7 @@ class _SubtaskBuilder:
         )
         middle = [node for node in chain.operators if node.kind not in _ENDS]
         operators = [
-            create_operator(node, self.attempt.state_of(node.uid, index), options.clock)
+            _operator_class(node)(node, self.attempt.state_of(node.uid, index), options.clock)
             for node in middle
         ]
         checkpointer = SubtaskCheckpointer(
@@ -219,6 +220,10 @@ class _SubtaskBuilder:
         if edge.partitioning is Partitioning.BROADCAST:
             return BroadcastPartitioner()
         return RebalancePartitioner(start=index)
+
+
+def _operator_class(node: OperatorNode) -> Callable[..., Operator]:
+    return AsyncWaitOperator if node.kind is OperatorKind.ASYNC_MAP else create_operator
 
 
 _ENDS = (OperatorKind.SOURCE, OperatorKind.SINK)
