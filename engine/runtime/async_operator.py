@@ -21,6 +21,7 @@ from lockgate.actors import Doorbell
 from lockgate.engine.async_map import AsyncMapSpec
 from lockgate.engine.checkpointing.snapshots import ASYNC_INPUTS_STATE, OperatorSnapshot
 from lockgate.engine.clock import Clock, SystemClock
+from lockgate.engine.errors import OperatorError
 from lockgate.engine.functions import RuntimeContext
 from lockgate.engine.graph import OperatorNode
 from lockgate.engine.metrics import AsyncIoMetrics
@@ -82,6 +83,7 @@ class AsyncWaitOperator(Operator):
         self._scope = OperatorScope(self.uid, 0, 1)
         self._random = random.Random()
         self._bucket: TokenBucket | None = None
+        self._failure: OperatorError | None = None
 
     def open(self, context: RuntimeContext) -> None:
         """Learn where this subtask runs: for error messages, the seed and the rate share."""
@@ -107,7 +109,13 @@ class AsyncWaitOperator(Operator):
         return []
 
     def take_ready(self) -> list[Any]:
-        """Return the results that may be emitted now, and start calls for the room freed."""
+        """Return the results that may be emitted now, and start calls for the room freed.
+
+        Raises:
+            OperatorError: a call failed and the policy is to fail the job.
+        """
+        if self._failure is not None:
+            raise self._failure
         # Watermarks do not reach operators yet, so the queue holds no fence to pass on.
         records, _ = self._queue.pop_ready()
         if records or self._backlog:
@@ -159,11 +167,17 @@ class AsyncWaitOperator(Operator):
             group.start_soon(self._call, queue.add(backlog.popleft()))
 
     async def _call(self, entry: AsyncEntry) -> None:
-        with self._scope:
-            results = await self._results_of(entry.input)
-        self._counts.completed += 1
-        self._queue.complete(entry, results)
         assert self._doorbell is not None
+        try:
+            with self._scope:
+                results = await self._results_of(entry.input)
+        except OperatorError as error:
+            # Raised by take_ready in the subtask's own loop, so that calls failing together
+            # fail the job with one error, not a group of them.
+            self._failure = self._failure or error
+        else:
+            self._counts.completed += 1
+            self._queue.complete(entry, results)
         self._doorbell.ring()
 
     async def _results_of(self, record: Any) -> list[Any]:

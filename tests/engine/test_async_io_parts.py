@@ -1,10 +1,12 @@
-"""The pure parts of async_map: the retry schedule, the token bucket, the latency reservoir."""
+"""The parts of async_map: retry schedule, token bucket, latency reservoir, call deadlines."""
 
 from __future__ import annotations
 
+import anyio
 import pytest
 
-from lockgate.engine import AsyncRetry
+from lockgate.engine import AsyncRetry, ManualClock
+from lockgate.engine.runtime.call_deadlines import CallDeadlines
 from lockgate.engine.runtime.latency_reservoir import LatencyReservoir
 from lockgate.engine.runtime.token_bucket import TokenBucket
 
@@ -73,3 +75,29 @@ def test_the_reservoir_keeps_only_the_most_recent_samples() -> None:
 
 def test_the_reservoir_has_no_percentile_before_its_first_sample() -> None:
     assert LatencyReservoir().percentiles(50, 99) == (None, None)
+
+
+async def test_call_deadlines_drop_finished_calls_so_they_hold_about_the_calls_in_flight() -> None:
+    deadlines = CallDeadlines(ManualClock(), timeout=5.0)
+
+    for _ in range(1_000):
+        deadlines.start().done = True
+
+    assert len(deadlines) == 1
+
+
+async def test_call_deadlines_cancel_only_the_calls_whose_deadline_passed() -> None:
+    clock = ManualClock()
+    deadlines = CallDeadlines(clock, timeout=5.0)
+    first = deadlines.start()
+    clock.advance(1.0)
+    second = deadlines.start()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(deadlines.run)
+        clock.advance(4.0)
+        with first.scope, second.scope:
+            await anyio.sleep_forever()
+        group.cancel_scope.cancel()
+
+    assert (first.expired, second.expired) == (True, False)
