@@ -28,6 +28,7 @@ from lockgate.engine.checkpointing.messages import (
     SubtaskCheckpointStats,
     SubtaskFinished,
     SubtaskId,
+    SubtaskInputEnded,
     TriggerCheckpoint,
 )
 from lockgate.engine.clock import Clock
@@ -181,6 +182,8 @@ class SubtaskActor(Actor[Any]):
             case EndOfInput():
                 self._input_ended = True
                 await self._finish_when_emptied()
+                if not self.finished:  # async calls still in flight
+                    self.checkpointer.tell_coordinator(SubtaskInputEnded(self.settings.subtask_id))
 
     async def _process(self, records: list[Any]) -> None:
         self.records_in += len(records)

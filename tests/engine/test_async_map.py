@@ -223,3 +223,23 @@ async def test_two_chained_async_maps_compose_in_order() -> None:
     second = [r for r in sink.results if r > 3_000]
     assert first == [2 * (r + 1) for r in range(1_500)]
     assert second == [2 * (r + 1) for r in range(1_500, 3_000)]
+
+
+async def test_a_checkpoint_reaches_a_subtask_whose_input_ended_while_calls_are_in_flight() -> None:
+    calls = HeldCalls(Changes())
+    env = StreamEnvironment(parallelism=2)
+    (
+        env.from_source(CollectionSource(range(40)), uid="numbers", parallelism=1)
+        .async_map(calls, capacity=40, uid="calls")
+        .sink_to(CollectSink(), uid="out")
+    )
+
+    async with env.start("input-ended") as job:
+        await calls.wait_started(40)
+        with anyio.fail_after(10):
+            checkpoint = await job.trigger_checkpoint()
+        kept = await in_flight_state(env, checkpoint, "calls")
+        calls.open()
+        await job.wait()
+
+    assert [len(part) for part in kept] == [20, 20]
