@@ -181,16 +181,16 @@ class AsyncWaitOperator(Operator):
         self._doorbell.ring()
 
     async def _results_of(self, record: Any) -> list[Any]:
-        attempts = self._retry.attempts
-        for attempt in range(1, attempts + 1):
+        retry, attempt = self._retry, 1
+        while True:
             try:
                 return [await self._attempt(record, attempt)]
             except Exception as error:
-                if attempt == attempts:
+                if attempt == retry.attempts:
                     return self._give_up(record, error)
             self._counts.retries += 1
-            await self.clock.sleep(self._retry.backoff(attempt, self._random.random()))
-        raise AssertionError("unreachable: the last attempt returns or gives up")
+            await self.clock.sleep(retry.backoff(attempt, self._random.random()))
+            attempt += 1
 
     def _give_up(self, record: Any, error: Exception) -> list[Any]:
         self._counts.failures += 1
