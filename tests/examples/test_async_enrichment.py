@@ -8,7 +8,7 @@ from .test_examples import load
 async def test_every_event_is_enriched_and_committed_exactly_once(tmp_path: Path) -> None:
     example = load("async_enrichment")
 
-    summary = await example.enrich(3_000, tmp_path, capacity=1_000, latency=0.2)
+    summary = await example.enrich(3_000, tmp_path, capacity=1_000, latency=0.05)
 
     expected = [
         {"event": event, "amount": amount, **example.profile(user)}
@@ -23,7 +23,8 @@ async def test_the_service_sees_hundreds_of_requests_at_once_but_never_more_than
 ) -> None:
     example = load("async_enrichment")
 
-    summary = await example.enrich(3_000, tmp_path, capacity=1_000, latency=0.2)
+    # a latency long enough that the client sends a whole wave before the first answer
+    summary = await example.enrich(3_000, tmp_path, capacity=1_000, latency=0.5)
 
     assert 500 < summary.peak_in_flight <= 1_000
     assert summary.requests == 3_000
