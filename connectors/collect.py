@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
+from lockgate.engine import TypeCodec
 from lockgate.engine.sinks import SinkContext, TwoPhaseCommitSink
 
 __all__ = ["CollectSink", "CollectTransaction"]
@@ -40,6 +42,10 @@ class CollectSink(TwoPhaseCommitSink[T, CollectTransaction[T]]):
     def results(self) -> list[T]:
         """The records of committed transactions, in commit order."""
         return self._results
+
+    def state_types(self) -> Sequence[TypeCodec]:
+        """Savepoints store transactions as their id and records."""
+        return (TypeCodec.for_dataclass(CollectTransaction, "lockgate.CollectTransaction"),)
 
     def clear(self) -> None:
         """Forget every committed record."""

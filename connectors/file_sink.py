@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -19,6 +19,7 @@ from lockgate.connectors.errors import (
     UnencodableRecord,
 )
 from lockgate.connectors.file_source import StrPath
+from lockgate.engine import TypeCodec
 from lockgate.engine.sinks import SinkContext, TwoPhaseCommitSink, TwoPhaseCommitWriter
 
 __all__ = ["FileFormat", "FileSink", "FileTransaction", "RollingPolicy"]
@@ -138,6 +139,10 @@ class FileSink(TwoPhaseCommitSink[Any, FileTransaction]):
     def rolling(self) -> RollingPolicy:
         """When part files roll."""
         return self._rolling
+
+    def state_types(self) -> Sequence[TypeCodec]:
+        """Savepoints store transactions as their directory, names and part numbers."""
+        return (TypeCodec.for_dataclass(FileTransaction, "lockgate.FileTransaction"),)
 
     def create_writer(self, context: SinkContext) -> TwoPhaseCommitWriter[Any, FileTransaction]:
         """Return the writer of one subtask: the engine's, which also removes orphaned files."""

@@ -17,6 +17,7 @@ from lockgate.connectors.kafka_client import (
     TopicPartition,
     _started,
 )
+from lockgate.engine import TypeCodec
 from lockgate.engine.sources import Source, SourceContext, SourceReader, SourceSplit
 
 __all__ = ["KafkaRecord", "KafkaSource"]
@@ -48,6 +49,14 @@ class KafkaRecord(NamedTuple):
 
 def _as_record(record: KafkaRecord) -> KafkaRecord:
     return record
+
+
+def _record_fields(record: KafkaRecord) -> dict[str, Any]:
+    return record._asdict()
+
+
+def _record_from_fields(fields: dict[str, Any]) -> KafkaRecord:
+    return KafkaRecord(**fields)
 
 
 class KafkaSource(Source[T]):
@@ -122,6 +131,16 @@ class KafkaSource(Source[T]):
     def topics(self) -> tuple[str, ...]:
         """The topics whose partitions are the splits."""
         return self._topics
+
+    def state_types(self) -> Sequence[TypeCodec]:
+        """``KafkaRecord``, stored as its fields: records a job keeps in state can be saved.
+
+        Split positions are plain data; the records are not, and a job keeps them in state
+        whenever a sink's transactions or an operator hold them before a savepoint.
+        """
+        return (
+            TypeCodec(KafkaRecord, "lockgate.KafkaRecord", _record_fields, _record_from_fields),
+        )
 
     def create_splits(self, parallelism: int) -> list[SourceSplit]:
         """Return one split per partition, at its earliest offset; the end is set on open.

@@ -26,6 +26,7 @@ from lockgate.connectors.postgres_transactions import (
     _SubtaskTransactions,
 )
 from lockgate.connectors.postgres_upsert import _UpsertWriter
+from lockgate.engine import TypeCodec
 from lockgate.engine.sinks import Sink, SinkContext, SinkWriter
 
 __all__ = ["PostgresSink", "PostgresSinkMode", "PostgresTransaction"]
@@ -79,6 +80,14 @@ class PostgresSink(Sink[T]):
     def mode(self) -> PostgresSinkMode:
         """How rows are written: ``"exactly_once"`` or ``"upsert"``."""
         return self._mode
+
+    def state_types(self) -> Sequence[TypeCodec]:
+        """Savepoints store exactly-once transactions as their writer prefix and number.
+
+        Upsert writers store nothing; the type is declared in either mode, which costs
+        nothing and keeps a job's savepoint codec the same whatever the mode.
+        """
+        return (TypeCodec.for_dataclass(PostgresTransaction, "lockgate.PostgresTransaction"),)
 
     def create_writer(self, context: SinkContext) -> SinkWriter[T]:
         """Return the writer of one subtask for this sink's mode."""

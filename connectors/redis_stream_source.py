@@ -11,6 +11,7 @@ import anyio
 from redis.asyncio import Redis
 
 from lockgate.connectors.errors import InvalidSplit, UndecodableInput
+from lockgate.engine import TypeCodec
 from lockgate.engine.sources import Source, SourceContext, SourceReader, SourceSplit
 
 __all__ = ["RedisStreamSource", "StreamEntry", "decode_entry"]
@@ -46,6 +47,14 @@ def decode_entry(stream: str, entry_id: str, fields: dict[bytes, bytes]) -> Stre
             "pass decode= to RedisStreamSource to read the raw bytes"
         ) from error
     return StreamEntry(stream, entry_id, text)
+
+
+def _entry_fields(entry: StreamEntry) -> dict[str, Any]:
+    return entry._asdict()
+
+
+def _entry_from_fields(fields: dict[str, Any]) -> StreamEntry:
+    return StreamEntry(**fields)
 
 
 def _parse_id(entry_id: str) -> tuple[int, int]:
@@ -131,6 +140,14 @@ class RedisStreamSource(Source[T]):
     def streams(self) -> tuple[str, ...]:
         """The stream keys, one split each."""
         return self._streams
+
+    def state_types(self) -> Sequence[TypeCodec]:
+        """``StreamEntry``, stored as its fields: entries a job keeps in state can be saved.
+
+        Split positions are plain data; the entries are not, and a job keeps them in state
+        whenever a sink's transactions or an operator hold them before a savepoint.
+        """
+        return (TypeCodec(StreamEntry, "lockgate.StreamEntry", _entry_fields, _entry_from_fields),)
 
     def create_splits(self, parallelism: int) -> list[SourceSplit]:
         """Return one split per stream, positioned at ``start_id``; the end is set on open."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
@@ -16,6 +16,7 @@ from typing import Any, Literal, TypeAlias
 import orjson
 
 from lockgate.connectors.errors import ConnectorError, UnencodableRecord
+from lockgate.engine import TypeCodec
 from lockgate.engine.checkpointing.storage.s3 import (
     S3_ERRORS,
     S3Client,
@@ -110,6 +111,10 @@ class S3FileSink(TwoPhaseCommitSink[Any, S3FileTransaction]):
         self._encode: _Encoder = _encode_jsonl if format == "jsonl" else _encode_text
         self._buffers: dict[str, bytearray] = {}  # by key; never part of a checkpoint
         self._live: set[str] = set()  # keys of uploads an open writer may still complete
+
+    def state_types(self) -> Sequence[TypeCodec]:
+        """Savepoints store transactions as their bucket, key, upload id and part ETags."""
+        return (TypeCodec.for_dataclass(S3FileTransaction, "lockgate.S3FileTransaction"),)
 
     def create_writer(self, context: SinkContext) -> TwoPhaseCommitWriter[Any, S3FileTransaction]:
         """Return the writer of one subtask; it holds the shared client while it is open."""

@@ -41,6 +41,10 @@ from lockgate.engine.partitioning import key_group_for, stable_hash, subtask_for
 from lockgate.engine.planning import ExecutionPlan, OperatorChain
 from lockgate.engine.restart import RestartStrategy
 from lockgate.engine.run import run
+from lockgate.engine.savepoints.compatibility import RestoreReport, check_restore
+from lockgate.engine.savepoints.errors import SavepointEncodingError, SavepointFormatError
+from lockgate.engine.savepoints.reader import OperatorContents, SnapshotContents, read_snapshot
+from lockgate.engine.savepoints.values import TypeCodec, TypedValue
 from lockgate.engine.sinks import (
     Sink,
     SinkContext,
@@ -66,6 +70,15 @@ from lockgate.engine.state import (
 from lockgate.engine.stream import DataStream, DataStreamSink, KeyedStream
 
 __all__ = [
+    "OperatorContents",
+    "RestoreReport",
+    "SavepointEncodingError",
+    "SavepointFormatError",
+    "SnapshotContents",
+    "check_restore",
+    "read_snapshot",
+    "TypeCodec",
+    "TypedValue",
     "AggregateFunction",
     "AsyncIoMetrics",
     "AsyncRetry",

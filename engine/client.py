@@ -7,7 +7,10 @@ from dataclasses import dataclass
 import anyio
 
 from lockgate.engine.checkpointing.completed import CompletedCheckpoint
+from lockgate.engine.checkpointing.requests import CheckpointRequest, StopRequest
+from lockgate.engine.checkpointing.storage import savepoint_folder_for
 from lockgate.engine.clock import Clock
+from lockgate.engine.events import SnapshotKind, SnapshotOptions
 from lockgate.engine.job_status import JobStatus
 from lockgate.engine.metrics import JobMetrics
 from lockgate.engine.runtime.job_master import JobMaster
@@ -29,7 +32,7 @@ class JobResult:
 
 
 class JobClient:
-    """A handle on a running job: ``wait`` for it, read its ``metrics``, or ``cancel`` it.
+    """A handle on a running job: ``wait`` for it, read its ``metrics``, take savepoints, stop it.
 
     ``wait`` returns the ``JobResult`` once the job finished or was cancelled, and raises
     the job's error if it failed (an ``OperatorError`` names the operator and subtask).
@@ -62,6 +65,37 @@ class JobClient:
         """Take a checkpoint now and return it once complete; raise ``CheckpointError`` if not."""
         ticket = await self._master.trigger_checkpoint()
         return await ticket.wait()
+
+    async def trigger_savepoint(self, path: str) -> str:
+        """Take a savepoint under the folder ``path`` and return the savepoint's own folder.
+
+        ``path`` is a ``file://`` URL, an absolute path or an ``s3://`` URL; the savepoint is
+        written to ``<path>/savepoint-<job>-<id>-<random>`` in the canonical format and is
+        never deleted by the job. As in Flink 1.15+, it commits nothing: transactions
+        pre-committed at it are committed by the next checkpoint. A ``memory://`` or
+        relative ``path`` raises ``ValueError``; a savepoint that fails raises
+        ``CheckpointError``, and the job keeps running either way.
+        """
+        savepoint_folder_for(path)  # a bad target fails here, not in every subtask
+        options = SnapshotOptions(SnapshotKind.SAVEPOINT, path)
+        ticket = await self._master.trigger_checkpoint(CheckpointRequest(options))
+        return _folder_of(await ticket.wait())
+
+    async def stop_with_savepoint(self, path: str, *, drain: bool = False) -> str:
+        """Stop the job with a savepoint under ``path``; return the savepoint's folder.
+
+        Without ``drain`` the sources stop right after the savepoint's barrier. With it they
+        end their input first, so every operator fires and flushes what it holds, and the
+        savepoint is the final snapshot. Either way the savepoint is the job's last
+        snapshot: sinks commit everything up to it (a restore from it is exactly-once end to
+        end), and this returns once the job has finished. If the savepoint fails,
+        ``CheckpointError`` is raised and the job keeps running, as in Flink.
+        """
+        savepoint_folder_for(path)
+        ticket = await self._master.trigger_checkpoint(StopRequest(path, drain))
+        folder = _folder_of(await ticket.wait())
+        await self.wait()
+        return folder
 
     def cancel(self) -> None:
         """Cancel the job; ``wait`` then returns a result with status ``CANCELED``."""
@@ -109,3 +143,7 @@ class JobClient:
 
     def __repr__(self) -> str:
         return f"<JobClient {self.name!r} {self._status.value}>"
+
+
+def _folder_of(completed: CompletedCheckpoint) -> str:
+    return completed.location.rsplit("/", 1)[0]

@@ -3,30 +3,40 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import AsyncIterator
+import os
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
 import anyio
 
 from lockgate.engine.checkpointing.config import CheckpointConfig, CheckpointingMode
-from lockgate.engine.checkpointing.metadata import CheckpointMetadata
 from lockgate.engine.checkpointing.storage import CheckpointStorage, storage_for
 from lockgate.engine.client import JobClient, JobResult
 from lockgate.engine.clock import Clock, SystemClock
-from lockgate.engine.errors import RestoreError
 from lockgate.engine.graph import Edge, JobGraph, OperatorKind, OperatorNode, Partitioning
 from lockgate.engine.planning import ExecutionPlan, plan_job
 from lockgate.engine.restart import RestartStrategy
+from lockgate.engine.restore_from import (
+    ClaimMode,
+    RestoreFrom,
+    RestoreOptions,
+    check_claim_mode,
+    resolve_restore,
+)
 from lockgate.engine.runtime.deployment import RuntimeOptions
+from lockgate.engine.runtime.incremental import FULL_SNAPSHOT_EVERY
 from lockgate.engine.runtime.job_master import JobMaster, JobSettings
+from lockgate.engine.savepoints.types import type_codec
+from lockgate.engine.savepoints.values import TypeCodec, ValueCodec
 from lockgate.engine.sources import Source
+from lockgate.engine.state import MemoryStateBackend, StateBackend
+from lockgate.engine.state.backend import state_backend_for
 from lockgate.engine.stream import DataStream
 
 __all__ = ["StreamEnvironment"]
 
 T = TypeVar("T")
-RestoreFrom = str | CheckpointMetadata | None
 
 
 class StreamEnvironment:
@@ -69,9 +79,14 @@ class StreamEnvironment:
         self.buffer_timeout = buffer_timeout
         self.clock: Clock = clock or SystemClock()
         self.checkpoint_config = CheckpointConfig()
+        self.checkpointing_enabled = False
         self.checkpoint_storage: CheckpointStorage = storage_for(None)
         self.restart_strategy: RestartStrategy | None = None
+        self.state_backend: StateBackend = MemoryStateBackend()
+        self.incremental_checkpoints = False
         self._graph = JobGraph(max_parallelism)
+        self._savepoint_types: list[TypeCodec] = []
+        self._savepoint_pickle = False
         self._ids = itertools.count()
 
     def enable_checkpointing(
@@ -86,6 +101,7 @@ class StreamEnvironment:
         max_retained: int = 1,
     ) -> None:
         """Take a checkpoint every ``interval`` seconds; see ``CheckpointConfig`` for the rest."""
+        self.checkpointing_enabled = True
         self.checkpoint_config = CheckpointConfig(
             interval=interval,
             mode=mode,
@@ -108,13 +124,58 @@ class StreamEnvironment:
         """Restart failed attempts as ``strategy`` says."""
         self.restart_strategy = strategy
 
-    def set_state_backend(self, backend: str) -> None:
-        """Choose where state lives; ``"memory"`` today (``"rocksdb"`` comes with its extra)."""
-        if backend != "memory":
-            raise ValueError(
-                f"state backend '{backend}' is not available; use 'memory' (the RocksDB backend "
-                "comes with the 'rocksdb' extra in a later release)"
-            )
+    def set_state_backend(
+        self,
+        backend: str,
+        *,
+        path: str | os.PathLike[str] | None = None,
+        incremental: bool = False,
+    ) -> None:
+        """Choose where keyed state lives: ``"memory"`` (the default) or ``"rocksdb"``.
+
+        ``"rocksdb"`` (extra ``rocksdb``) keeps each operator subtask's keyed state on disk,
+        so it may be larger than memory: one database folder per operator subtask and
+        attempt, under ``path`` (the system's temporary folder by default), deleted when the
+        operator closes.
+
+        ``incremental`` checkpoints write only what changed since the last completed
+        checkpoint, into the storage's shared folder, and reference the earlier files they
+        build on; a shared file is deleted once no retained checkpoint references it. The
+        memory backend writes the keys changed since, and a full snapshot every
+        ``FULL_SNAPSHOT_EVERY`` checkpoints. The first checkpoint after a restore is full.
+        Savepoints are always full.
+
+        Raises:
+            ValueError: an unknown backend, or a ``path`` for ``"memory"``.
+            ImportError: ``"rocksdb"`` without its extra (``pip install 'lockgate[rocksdb]'``).
+        """
+        self.state_backend = state_backend_for(backend, path=path)
+        self.incremental_checkpoints = incremental
+
+    def register_type(
+        self,
+        cls: type[Any],
+        *,
+        name: str | None = None,
+        to_plain: Callable[[Any], Any] | None = None,
+        from_plain: Callable[[Any], Any] | None = None,
+    ) -> None:
+        """Let savepoints hold values of ``cls``, encoded as plain data under ``name``.
+
+        Savepoints encode None, bool, int, float, str, bytes, lists, tuples, dicts, sets and
+        frozensets natively, and nothing else unless registered: a dataclass is stored as its
+        fields, an enum as its value; other classes need ``to_plain`` and ``from_plain``.
+        ``name`` (default ``module.QualName``) is what the savepoint records, so keep it
+        stable when the class moves. Reading a savepoint never imports or runs anything.
+        """
+        self._savepoint_types.append(type_codec(cls, name, to_plain, from_plain))
+
+    def allow_pickle_in_savepoints(self) -> None:
+        """Opt in to pickling values savepoints cannot encode otherwise, and to reading them.
+
+        Unpickling runs code: only restore savepoints you trust with this on.
+        """
+        self._savepoint_pickle = True
 
     def from_source(
         self,
@@ -131,6 +192,7 @@ class StreamEnvironment:
     def plan(self) -> ExecutionPlan:
         """Validate the graph and return its plan: chains, edges and channels."""
         self._graph.max_parallelism = self.max_parallelism
+        self._graph.requires_uids = self.checkpointing_enabled
         return plan_job(self._graph)
 
     async def execute(
@@ -139,17 +201,25 @@ class StreamEnvironment:
         *,
         restore_from: RestoreFrom = None,
         allow_non_restored_state: bool = False,
+        claim_mode: ClaimMode = "no_claim",
     ) -> JobResult:
         """Run the job to its end and return its result; raise its error if it fails.
 
-        ``restore_from`` starts the job from a checkpoint of the same storage: its location
-        (as ``CompletedCheckpoint.location`` gives it), ``"latest"`` for the newest completed
-        checkpoint of a job with this name, or its ``CheckpointMetadata``. State of an
-        operator uid the job no longer has fails the restore, unless
-        ``allow_non_restored_state`` drops it.
+        ``restore_from`` starts the job from a savepoint or checkpoint: its location (the
+        folder ``stop_with_savepoint`` returned, a ``_metadata`` file, or
+        ``CompletedCheckpoint.location``; a path, ``file://`` or ``s3://`` URL),
+        ``"latest"`` for the newest completed checkpoint of a job with this name in the
+        checkpoint storage, or its ``CheckpointMetadata``. State maps to operators by uid;
+        state of a uid the job no longer has fails the restore, unless
+        ``allow_non_restored_state`` drops it. ``claim_mode="no_claim"`` (the default) never
+        deletes the snapshot; ``"claim"`` hands it to the job, which deletes it once a newer
+        checkpoint subsumes it.
         """
         async with self.start(
-            name, restore_from=restore_from, allow_non_restored_state=allow_non_restored_state
+            name,
+            restore_from=restore_from,
+            allow_non_restored_state=allow_non_restored_state,
+            claim_mode=claim_mode,
         ) as job:
             return await job.wait()
 
@@ -160,6 +230,7 @@ class StreamEnvironment:
         *,
         restore_from: RestoreFrom = None,
         allow_non_restored_state: bool = False,
+        claim_mode: ClaimMode = "no_claim",
     ) -> AsyncIterator[JobClient]:
         """Start the job and yield its ``JobClient`` at once.
 
@@ -171,7 +242,9 @@ class StreamEnvironment:
             self.plan(),
             self._runtime_options(),
             await self._settings(
-                name, restore_from, allow_non_restored_state=allow_non_restored_state
+                name,
+                restore_from,
+                RestoreOptions(allow_non_restored_state, check_claim_mode(claim_mode)),
             ),
         )
         client = JobClient(master, self.clock)
@@ -197,10 +270,12 @@ class StreamEnvironment:
             self.max_parallelism,
             self.clock,
             self.checkpoint_config.mode,
+            self.state_backend,
+            FULL_SNAPSHOT_EVERY if self.incremental_checkpoints else None,
         )
 
     async def _settings(
-        self, name: str, restore_from: RestoreFrom, *, allow_non_restored_state: bool
+        self, name: str, restore_from: RestoreFrom, options: RestoreOptions
     ) -> JobSettings:
         strategy = self.restart_strategy or (
             RestartStrategy.exponential_delay()
@@ -211,22 +286,18 @@ class StreamEnvironment:
             self.checkpoint_config,
             self.checkpoint_storage,
             strategy,
-            await self._resolve(name, restore_from),
-            allow_non_restored_state=allow_non_restored_state,
+            await resolve_restore(self.checkpoint_storage, name, restore_from, options),
+            savepoint_codec=self._savepoint_codec(),
         )
 
-    async def _resolve(self, name: str, restore_from: RestoreFrom) -> CheckpointMetadata | None:
-        if restore_from is None or isinstance(restore_from, CheckpointMetadata):
-            return restore_from
-        if restore_from != "latest":
-            return await self.checkpoint_storage.read_metadata(restore_from)
-        latest = await self.checkpoint_storage.latest(name)
-        if latest is None:
-            raise RestoreError(
-                f"job '{name}' has no completed checkpoint in {self.checkpoint_storage!r}; "
-                "start it without restore_from, or point the storage at its checkpoints"
-            )
-        return latest
+    def _savepoint_codec(self) -> ValueCodec:
+        # The user's types first; then those the job's sources and sinks declare.
+        types = {codec.cls: codec for codec in self._savepoint_types}
+        for node in self._graph.nodes:
+            if node.kind in (OperatorKind.SOURCE, OperatorKind.SINK):
+                for codec in node.function.state_types():
+                    types.setdefault(codec.cls, codec)
+        return ValueCodec(types.values(), allow_pickle=self._savepoint_pickle)
 
     def _add_operator(
         self,

@@ -9,7 +9,10 @@ EngineError
 │   └── CheckpointError   a checkpoint failed (its id and CheckpointFailureReason); raised by
 │                         trigger_checkpoint(), and fails the job past tolerable_failures
 ├── RestoreError          a checkpoint cannot be restored into this job (names the uid)
-│   └── IncompatibleState a restored state does not fit its declaration (kind, values)
+│   ├── IncompatibleState a restored state does not fit its declaration (kind, values)
+│   └── SavepointFormatError  a savepoint file is malformed, too new, or carries a pickle
+│                         (lockgate.engine.savepoints.errors)
+├── SavepointEncodingError  a value cannot be written to a savepoint (register its type)
 └── SourceError           a source cannot do what was asked (bad split, bad position)
 ```
 """

@@ -7,10 +7,56 @@ before it sends one.
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
-__all__ = ["CheckpointBarrier", "ChannelItem", "EndOfInput", "Event", "Watermark", "item_size"]
+__all__ = [
+    "CHECKPOINT",
+    "CheckpointBarrier",
+    "ChannelItem",
+    "EndOfInput",
+    "Event",
+    "SnapshotKind",
+    "SnapshotOptions",
+    "Watermark",
+    "item_size",
+]
+
+
+class SnapshotKind(enum.Enum):
+    """What a snapshot is for: a checkpoint, or a savepoint (intermediate or the last one).
+
+    An intermediate savepoint commits nothing (as in Flink 1.15+): transactions pre-committed
+    at it are committed by the next checkpoint. A stop savepoint is the job's last snapshot:
+    sinks commit everything up to it, and the job then stops.
+    """
+
+    CHECKPOINT = "checkpoint"
+    SAVEPOINT = "savepoint"
+    STOP_SAVEPOINT = "stop-with-savepoint"
+
+    @property
+    def is_savepoint(self) -> bool:
+        """Whether the snapshot is written as a savepoint, in the canonical format."""
+        return self is not SnapshotKind.CHECKPOINT
+
+    @property
+    def commits(self) -> bool:
+        """Whether completing the snapshot commits the transactions pre-committed at it."""
+        return self is not SnapshotKind.SAVEPOINT
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotOptions:
+    """How to take one snapshot: its kind, and for a savepoint the folder it is written to."""
+
+    kind: SnapshotKind = SnapshotKind.CHECKPOINT
+    target: str | None = None
+
+
+CHECKPOINT = SnapshotOptions()
+"""The options of every periodic or triggered checkpoint."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,10 +64,12 @@ class CheckpointBarrier:
     """Marks the point in a channel's stream that belongs to checkpoint ``checkpoint_id``.
 
     Records before it on the channel are in the checkpoint's state, records after it not.
+    ``options`` travel with it, so every subtask writes a savepoint where it is due.
     """
 
     checkpoint_id: int
     timestamp: float
+    options: SnapshotOptions = CHECKPOINT
 
 
 @dataclass(frozen=True, slots=True)

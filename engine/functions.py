@@ -11,7 +11,7 @@ from lockgate.engine.state import (
     AggregateFunction,
     AggregatingState,
     AggregatingStateDescriptor,
-    KeyedStateStore,
+    KeyedStateBackend,
     ListState,
     ListStateDescriptor,
     MapState,
@@ -58,7 +58,7 @@ class RuntimeContext:
     parallelism: int
     max_parallelism: int
     clock: Clock
-    keyed_state: KeyedStateStore
+    keyed_state: KeyedStateBackend
     operator_state: OperatorStateStore = field(default_factory=OperatorStateStore)
 
     @overload
@@ -111,7 +111,7 @@ class FunctionInitializationContext:
     """
 
     operator_state_store: OperatorStateStore
-    keyed_state_store: KeyedStateStore | None
+    keyed_state_store: KeyedStateBackend | None
     is_restored: bool
 
 
@@ -151,7 +151,7 @@ class ProcessContext(Generic[K]):
 
     __slots__ = ("_store",)
 
-    def __init__(self, store: KeyedStateStore) -> None:
+    def __init__(self, store: KeyedStateBackend) -> None:
         self._store = store
 
     def get_current_key(self) -> K:

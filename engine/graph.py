@@ -39,6 +39,17 @@ class OperatorKind(enum.Enum):
         """Whether the operator keeps per-key state and so needs ``key_by`` upstream."""
         return self in (OperatorKind.REDUCE, OperatorKind.PROCESS)
 
+    @property
+    def is_stateful(self) -> bool:
+        """Whether every operator of this kind keeps state by kind."""
+        return self in (
+            OperatorKind.SOURCE,
+            OperatorKind.REDUCE,
+            OperatorKind.PROCESS,
+            OperatorKind.ASYNC_MAP,
+            OperatorKind.SINK,
+        )
+
 
 @dataclass(eq=False)
 class OperatorNode:
@@ -52,6 +63,11 @@ class OperatorNode:
     parallelism: int
     uid_is_explicit: bool
     key_selector: Callable[[Any], Any] | None = None
+
+    @property
+    def is_stateful(self) -> bool:
+        """Whether the operator keeps state: by its kind, or a ``snapshot_state`` function."""
+        return self.kind.is_stateful or callable(getattr(self.function, "snapshot_state", None))
 
 
 @dataclass(frozen=True, eq=False)
@@ -69,10 +85,13 @@ class JobGraph:
     """The operators of a job and the edges between them, in the order they were added.
 
     ``validate`` checks the whole graph before anything runs and raises ``GraphError`` naming
-    the operator uid and saying what to do.
+    the operator uid and saying what to do. With ``requires_uids`` (checkpointing is on)
+    every stateful operator needs an explicit uid: state maps to operators by uid when a
+    job restores, so a generated one would lose it as soon as the graph changes.
     """
 
     max_parallelism: int
+    requires_uids: bool = False
     nodes: list[OperatorNode] = field(default_factory=list)
     edges: list[Edge] = field(default_factory=list)
 
@@ -98,7 +117,13 @@ class JobGraph:
         """Raise ``GraphError`` for the first problem found, naming the operator's uid."""
         if not self.nodes:
             raise GraphError("the job has no operators; add a source with env.from_source()")
-        for check in (self._check_uids_unique, self._check_parallelism, self._check_edges):
+        checks = (
+            self._check_uids_unique,
+            self._check_stateful_uids,
+            self._check_parallelism,
+            self._check_edges,
+        )
+        for check in checks:
             check()
         for node in self.nodes:
             self._check_node(node)
@@ -111,6 +136,17 @@ class JobGraph:
                     f"operator uid '{node.uid}' is used twice; give each operator its own uid="
                 )
             seen.add(node.uid)
+
+    def _check_stateful_uids(self) -> None:
+        if not self.requires_uids:
+            return
+        for node in self.nodes:
+            if node.is_stateful and not node.uid_is_explicit:
+                raise GraphError(
+                    f"operator '{node.uid}' ({node.kind.value}) keeps state but has no uid, and "
+                    "checkpointing is on; give it uid='...' (a name that stays the same across "
+                    "versions of the job), so its state can be restored"
+                )
 
     def _check_parallelism(self) -> None:
         for node in self.nodes:

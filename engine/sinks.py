@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from lockgate.engine.clock import Clock
+from lockgate.engine.savepoints.values import TypeCodec
 from lockgate.engine.transactions import TransactionLog
 
 __all__ = ["Sink", "SinkContext", "SinkWriter", "TwoPhaseCommitSink", "TwoPhaseCommitWriter"]
@@ -79,6 +81,15 @@ class Sink(ABC, Generic[T]):
     @abstractmethod
     def create_writer(self, context: SinkContext) -> SinkWriter[T]:
         """Return the writer for one subtask."""
+
+    def state_types(self) -> Sequence[TypeCodec]:
+        """The types of the state the writers return, beyond plain data, for savepoints.
+
+        Savepoints encode only plain data and registered types (``TypeCodec``); a sink whose
+        writers store, say, dataclass transactions names them here, and every job using the
+        sink registers them.
+        """
+        return ()
 
 
 Txn = TypeVar("Txn")

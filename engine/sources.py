@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from lockgate.engine.clock import Clock
+from lockgate.engine.savepoints.values import TypeCodec
 
 __all__ = ["Source", "SourceContext", "SourceReader", "SourceSplit", "assign_splits"]
 
@@ -98,6 +99,10 @@ class Source(ABC, Generic[T]):
         self, splits: Sequence[SourceSplit], context: SourceContext
     ) -> SourceReader[T]:
         """Return a reader for ``splits``, which it resumes from their positions."""
+
+    def state_types(self) -> Sequence[TypeCodec]:
+        """The types in split positions beyond plain data, for savepoints (see ``Sink``)."""
+        return ()
 
 
 def assign_splits(

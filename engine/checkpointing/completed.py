@@ -29,7 +29,9 @@ class CompletedCheckpoint:
 
     Times are on the engine clock, in seconds; ``completion_time >= trigger_time``.
     ``statistics`` is the record of how the checkpoint went, when it was taken by a
-    ``PendingCheckpoint``.
+    ``PendingCheckpoint``. ``claimed`` marks a snapshot the job restored from in claim mode:
+    it lives outside the job's checkpoint storage, and the job deletes its folder once a
+    newer checkpoint subsumes it.
     """
 
     checkpoint_id: int
@@ -38,6 +40,7 @@ class CompletedCheckpoint:
     location: str
     metadata: CheckpointMetadata
     statistics: CheckpointRecord | None = None
+    claimed: bool = False
 
     @property
     def duration(self) -> float:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import anyio
@@ -20,6 +21,7 @@ from lockgate.engine.checkpointing.messages import (
     AcknowledgeCheckpoint,
     CheckpointFailureReason,
     DeclineCheckpoint,
+    EndSourceInput,
     NotifyCheckpointAborted,
     NotifyCheckpointComplete,
     SubtaskFinished,
@@ -28,13 +30,21 @@ from lockgate.engine.checkpointing.messages import (
     TriggerCheckpoint,
 )
 from lockgate.engine.checkpointing.pending import PendingCheckpoint
-from lockgate.engine.checkpointing.storage import CheckpointStorage
+from lockgate.engine.checkpointing.requests import (
+    CheckpointRequest,
+    CheckpointTicket,
+    StopRequest,
+    refused,
+)
+from lockgate.engine.checkpointing.shared_registry import SharedStateRegistry
+from lockgate.engine.checkpointing.storage import CheckpointStorage, savepoint_folder_for
 from lockgate.engine.clock import Clock
-from lockgate.engine.errors import CheckpointError
+from lockgate.engine.errors import CheckpointError, JobError
+from lockgate.engine.events import CHECKPOINT, SnapshotKind, SnapshotOptions
 from lockgate.engine.runtime.gil_handoff import HANDOFF
 from lockgate.engine.runtime.scope import run_with_group
 
-__all__ = ["CheckpointCoordinator", "CheckpointRequest", "CheckpointTicket", "CoordinatorSetup"]
+__all__ = ["CheckpointCoordinator", "CoordinatorSetup"]
 
 _COUNTED = frozenset(
     {
@@ -43,39 +53,6 @@ _COUNTED = frozenset(
         CheckpointFailureReason.STORAGE_FAILED,
     }
 )
-
-
-@dataclass(frozen=True, slots=True)
-class CheckpointRequest:
-    """Client -> coordinator: take a checkpoint now; the answer is a ``CheckpointTicket``."""
-
-
-class CheckpointTicket:
-    """The future result of one requested checkpoint: ``await ticket.wait()``."""
-
-    def __init__(self, checkpoint_id: int) -> None:
-        self.checkpoint_id = checkpoint_id
-        self._done = anyio.Event()
-        self._completed: CompletedCheckpoint | None = None
-        self._failure: BaseException | None = None
-
-    def complete(self, completed: CompletedCheckpoint) -> None:
-        """Resolve the ticket with the completed checkpoint."""
-        self._completed = completed
-        self._done.set()
-
-    def fail(self, failure: BaseException) -> None:
-        """Resolve the ticket with an error."""
-        self._failure = failure
-        self._done.set()
-
-    async def wait(self) -> CompletedCheckpoint:
-        """Return the completed checkpoint, or raise why it did not complete."""
-        await self._done.wait()
-        if self._failure is not None:
-            raise self._failure
-        assert self._completed is not None
-        return self._completed
 
 
 @dataclass(slots=True)
@@ -90,6 +67,7 @@ class CoordinatorSetup:
     clock: Clock
     max_parallelism: int
     operator_parallelism: Mapping[str, int]
+    registry: SharedStateRegistry = field(default_factory=SharedStateRegistry)
     subtasks: dict[SubtaskId, ActorRef[Any]] = field(default_factory=dict)
     sources: frozenset[SubtaskId] = frozenset()
     next_checkpoint_id: int = 1
@@ -115,6 +93,9 @@ class CheckpointCoordinator(Actor[Any]):
         self._finished: set[SubtaskId] = set()
         self._input_ended: set[SubtaskId] = set()
         self._final_id: int | None = None
+        self._options: dict[int, SnapshotOptions] = {}
+        self._stop: SnapshotOptions | None = None
+        self._stop_tickets: list[CheckpointTicket] = []
         self._failures_in_a_row = 0
         self._last_completed_at = -float("inf")
         self._group: TaskGroup | None = None
@@ -134,6 +115,14 @@ class CheckpointCoordinator(Actor[Any]):
         self._final_id = None
         for checkpoint_id in list(self._pending):
             await self._abort(checkpoint_id, CheckpointFailureReason.JOB_ENDED)
+        for ticket in self._stop_tickets:  # a drain that never reached its savepoint
+            ticket.fail(
+                JobError(
+                    f"job '{self.setup.job_name}' attempt ended before its inputs drained; "
+                    "no stop savepoint was taken"
+                )
+            )
+        self._stop_tickets.clear()
 
     async def on_control(self, message: Any) -> Any:
         """Dispatch one protocol message."""
@@ -148,33 +137,72 @@ class CheckpointCoordinator(Actor[Any]):
             case SubtaskInputEnded():
                 self._input_ended.add(message.subtask)
                 self._trigger_pending_at(message.subtask)
-            case CheckpointRequest():
-                return self._request()
+            case CheckpointRequest(options=options):
+                return self._request(options)
+            case StopRequest():
+                return self._stop_with_savepoint(message)
             case _:
                 raise TypeError(f"checkpoint coordinator got unknown message {message!r}")
         return None
 
-    def trigger(self) -> int:
-        """Start a new checkpoint now and return its id."""
+    def trigger(self, options: SnapshotOptions = CHECKPOINT) -> int:
+        """Start a new checkpoint (or savepoint) now and return its id."""
         setup = self.setup
         checkpoint_id = setup.next_checkpoint_id
         setup.next_checkpoint_id += 1
+        self._options[checkpoint_id] = options = self._placed(options, checkpoint_id)
         now = setup.clock.now()
         self._pending[checkpoint_id] = PendingCheckpoint(
             checkpoint_id, now, setup.subtasks, setup.operator_parallelism
         )
         setup.statistics.on_triggered(checkpoint_id, now)
-        message = TriggerCheckpoint(checkpoint_id, now)
+        message = TriggerCheckpoint(checkpoint_id, now, options)
         for subtask in setup.sources | self._finished | self._input_ended:
             setup.subtasks[subtask].tell_control(message)
         assert self._group is not None
         self._group.start_soon(self._expire, checkpoint_id)
         return checkpoint_id
 
-    def _request(self) -> CheckpointTicket:
-        ticket = CheckpointTicket(self.trigger())
+    def _request(self, options: SnapshotOptions) -> CheckpointTicket:
+        if self._stop is not None or self._final_id is not None:
+            return refused(f"job '{self.setup.job_name}' is stopping; no checkpoint was taken")
+        ticket = CheckpointTicket(self.trigger(options))
         self._tickets.setdefault(ticket.checkpoint_id, []).append(ticket)
         return ticket
+
+    def _stop_with_savepoint(self, request: StopRequest) -> CheckpointTicket:
+        if self._stop is not None or self._final_id is not None:
+            return refused(f"job '{self.setup.job_name}' is already stopping")
+        self._stop = SnapshotOptions(SnapshotKind.STOP_SAVEPOINT, request.target)
+        if not request.drain:
+            return self._request_final()
+        ticket = CheckpointTicket(-1)  # the id is known once every input ended
+        self._stop_tickets.append(ticket)
+        for source in self.setup.sources:
+            self.setup.subtasks[source].tell_control(EndSourceInput())
+        return ticket
+
+    def _request_final(self) -> CheckpointTicket:
+        assert self._stop is not None
+        self._final_id = self.trigger(self._stop)
+        ticket = CheckpointTicket(self._final_id)
+        self._tickets[self._final_id] = [ticket, *self._stop_tickets]
+        self._stop_tickets.clear()
+        return ticket
+
+    def _placed(self, options: SnapshotOptions, checkpoint_id: int) -> SnapshotOptions:
+        # Every savepoint gets a folder of its own under the target the client named.
+        if not options.kind.is_savepoint or options.target is None:
+            return options
+        token = uuid.uuid4().hex[:6]
+        folder = f"savepoint-{self.setup.job_name}-{checkpoint_id}-{token}"
+        return replace(options, target=f"{options.target.rstrip('/')}/{folder}")
+
+    def _storage_of(self, checkpoint_id: int) -> CheckpointStorage:
+        options = self._options.get(checkpoint_id, CHECKPOINT)
+        if options.kind.is_savepoint and options.target is not None:
+            return savepoint_folder_for(options.target)
+        return self.setup.storage
 
     async def _trigger_periodically(self) -> None:
         config, clock = self.setup.config, self.setup.clock
@@ -188,7 +216,7 @@ class CheckpointCoordinator(Actor[Any]):
         config = self.setup.config
         paused = self.setup.clock.now() - self._last_completed_at < config.min_pause
         busy = len(self._pending) >= config.max_concurrent
-        return not paused and not busy and self._final_id is None
+        return not paused and not busy and self._final_id is None and self._stop is None
 
     async def _expire(self, checkpoint_id: int) -> None:
         with anyio.CancelScope() as scope:
@@ -215,16 +243,28 @@ class CheckpointCoordinator(Actor[Any]):
     async def _complete(self, pending: PendingCheckpoint) -> None:
         setup = self.setup
         self._forget(pending.checkpoint_id)  # no timeout may abort it while it is written
-        metadata = pending.to_metadata(setup.job_name, setup.max_parallelism)
+        kind = self._options.get(pending.checkpoint_id, CHECKPOINT).kind
+        metadata = pending.to_metadata(
+            setup.job_name, setup.max_parallelism, is_savepoint=kind.is_savepoint
+        )
+        if kind.is_savepoint:
+            metadata = metadata.with_relative_handles()  # the folder may be moved
         try:
             with HANDOFF.lend():
-                location = await setup.storage.write_metadata(metadata)
+                storage = self._storage_of(pending.checkpoint_id)
+                location = await storage.write_metadata(metadata)
         except Exception as error:
             await self._aborted(pending, CheckpointFailureReason.STORAGE_FAILED, error)
             return
+        self._options.pop(pending.checkpoint_id, None)
         completed = pending.to_completed(location, setup.clock.now())
-        await self._register(completed)
-        self._notify(NotifyCheckpointComplete(completed.checkpoint_id))
+        if kind is SnapshotKind.CHECKPOINT:
+            await self._register(completed)
+        else:  # a savepoint belongs to whoever asked for it: no retention ever discards it
+            self._failures_in_a_row = 0
+            setup.statistics.on_completed(completed)
+        if kind.commits:
+            self._notify(NotifyCheckpointComplete(completed.checkpoint_id))
         for ticket in self._tickets.pop(completed.checkpoint_id, []):
             ticket.complete(completed)
         if completed.checkpoint_id == self._final_id:
@@ -235,11 +275,23 @@ class CheckpointCoordinator(Actor[Any]):
         self._failures_in_a_row = 0
         self._last_completed_at = setup.clock.now()
         setup.statistics.on_completed(completed)
+        setup.registry.register(completed.metadata)
         for subsumed in setup.store.add(completed):
             with HANDOFF.lend():
-                await setup.storage.discard(setup.job_name, subsumed.checkpoint_id)
+                await self._discard(subsumed)
         for older in [cid for cid in self._pending if cid < completed.checkpoint_id]:
             await self._abort(older, CheckpointFailureReason.SUBSUMED)
+
+    async def _discard(self, subsumed: CompletedCheckpoint) -> None:
+        storage, job = self.setup.storage, self.setup.job_name
+        if subsumed.claimed and not subsumed.location.startswith("memory://"):
+            # A claimed snapshot lives in a folder of its own, outside the job's storage.
+            storage = savepoint_folder_for(subsumed.location.rsplit("/", 1)[0])
+            job = subsumed.metadata.job_name
+        await storage.discard(job, subsumed.checkpoint_id)
+        unused = self.setup.registry.release(subsumed.checkpoint_id)
+        if unused:
+            await self.setup.storage.discard_shared(unused)
 
     async def _abort(
         self,
@@ -267,7 +319,9 @@ class CheckpointCoordinator(Actor[Any]):
         self.setup.statistics.on_aborted(pending, reason, self.setup.clock.now())
         self._notify(NotifyCheckpointAborted(checkpoint_id, reason))
         with HANDOFF.lend():
-            await self.setup.storage.discard(self.setup.job_name, checkpoint_id)
+            await self._storage_of(checkpoint_id).discard(self.setup.job_name, checkpoint_id)
+            await self._discard_new_shared_files(pending)
+        self._options.pop(checkpoint_id, None)
         message = f"{reason.value}: {detail}" if detail else None
         failure = CheckpointError(checkpoint_id, reason, error, message=message)
         for ticket in self._tickets.pop(checkpoint_id, []):
@@ -275,7 +329,22 @@ class CheckpointCoordinator(Actor[Any]):
         self._count_failure(reason, failure)
         if checkpoint_id == self._final_id:
             self._final_id = None
-            self._trigger_final()
+            self._stop = None  # a failed stop savepoint leaves the job running, as in Flink
+            if len(self._finished) == len(self.setup.subtasks):
+                self._trigger_final()
+
+    async def _discard_new_shared_files(self, pending: PendingCheckpoint) -> None:
+        # What an aborted checkpoint wrote to the shared folder belongs to no checkpoint.
+        written = [
+            file
+            for operator in pending.operator_states().values()
+            for handle in operator.handles
+            if handle is not None
+            for file in handle.shared_files
+        ]
+        unused = self.setup.registry.unreferenced(written)
+        if unused:
+            await self.setup.storage.discard_shared(unused)
 
     def _count_failure(self, reason: CheckpointFailureReason, failure: CheckpointError) -> None:
         if reason not in _COUNTED:
@@ -305,7 +374,10 @@ class CheckpointCoordinator(Actor[Any]):
                 )
 
     def _trigger_final(self) -> None:
-        self._final_id = self.trigger()
+        if self._stop is not None:
+            self._request_final()
+        else:
+            self._final_id = self.trigger()
 
     def _notify(self, message: Any) -> None:
         for ref in self.setup.subtasks.values():

@@ -10,10 +10,13 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any
 
+from lockgate.engine.events import CHECKPOINT, SnapshotOptions
+
 __all__ = [
     "AcknowledgeCheckpoint",
     "CheckpointFailureReason",
     "DeclineCheckpoint",
+    "EndSourceInput",
     "NotifyCheckpointAborted",
     "NotifyCheckpointComplete",
     "StateHandle",
@@ -55,11 +58,31 @@ class CheckpointFailureReason(enum.Enum):
 
 @dataclass(frozen=True, slots=True)
 class StateHandle:
-    """Where a subtask wrote one piece of a checkpoint: location, size and checksum."""
+    """Where a subtask wrote one piece of a checkpoint: location, size and checksum.
+
+    ``is_shared`` marks a file in the job's shared folder, which belongs to no single
+    checkpoint: incremental snapshots of later checkpoints may build on it. ``shared`` lists
+    the shared files an incremental snapshot builds on, oldest first. A registry counts the
+    retained checkpoints referencing each shared file and deletes it once none is left.
+    """
 
     location: str
     size: int
     checksum: str
+    shared: tuple[StateHandle, ...] = ()
+    is_shared: bool = False
+
+    @property
+    def shared_files(self) -> tuple[StateHandle, ...]:
+        """The shared files this state reads: those it builds on, then its own if shared."""
+        own = (self.plain(),) if self.is_shared else ()
+        return (*self.shared, *own)
+
+    def plain(self) -> StateHandle:
+        """This handle without the files it builds on."""
+        if not self.shared:
+            return self
+        return StateHandle(self.location, self.size, self.checksum, is_shared=self.is_shared)
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +113,16 @@ class TriggerCheckpoint:
 
     checkpoint_id: int
     timestamp: float
+    options: SnapshotOptions = CHECKPOINT
+
+
+@dataclass(frozen=True, slots=True)
+class EndSourceInput:
+    """Coordinator -> source subtask: end your input now (stop-with-savepoint with drain).
+
+    The source emits ``EndOfInput`` as if it had read everything: downstream operators fire
+    and flush what they hold, and the job's final snapshot follows.
+    """
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,9 @@
 """CheckpointMetadata: the file whose presence makes a checkpoint exist.
 
 It records, for every operator uid, the parallelism it ran at and one state handle per
-subtask. It is JSON (never pickle, so reading it runs no code), wrapped in an envelope with
+subtask. A handle's location is absolute, or (in savepoints, whose files sit beside their
+metadata) a bare file name that ``resolved`` makes absolute under the metadata's folder.
+It is JSON (never pickle, so reading it runs no code), wrapped in an envelope with
 a format name, a format version and the SHA-256 checksum of the content::
 
     {"format": "lockgate-checkpoint-metadata", "version": 1,
@@ -10,7 +12,8 @@ a format name, a format version and the SHA-256 checksum of the content::
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import orjson
@@ -21,8 +24,13 @@ from lockgate.engine.checkpointing.messages import StateHandle
 
 __all__ = ["METADATA_VERSION", "CheckpointMetadata", "OperatorStateHandles"]
 
-METADATA_VERSION = 1
-"""The metadata format version this lockgate writes and reads."""
+METADATA_VERSION = 2
+"""The metadata format version this lockgate writes; it reads this one and those before.
+
+Version 2 added the ``shared`` files of incremental snapshots to state handles.
+"""
+
+_READABLE_VERSIONS = (1, 2)
 
 _FORMAT = "lockgate-checkpoint-metadata"
 
@@ -72,6 +80,24 @@ class CheckpointMetadata:
         """Bytes of state written for the checkpoint by all operators."""
         return sum(operator.state_size for operator in self.operators.values())
 
+    def with_relative_handles(self) -> CheckpointMetadata:
+        """Return a copy whose handles name their files relative to the metadata's folder.
+
+        For snapshots whose files all sit beside their metadata (savepoints): the folder can
+        then be moved or copied and restored from its new place.
+        """
+        return replace(self, operators=_map_handles(self.operators, _file_name))
+
+    def resolved(self, folder: str) -> CheckpointMetadata:
+        """Return a copy whose relative handle locations are made absolute under ``folder``."""
+        base = folder.rstrip("/")
+        return replace(
+            self,
+            operators=_map_handles(
+                self.operators, lambda location: _resolve_location(base, location)
+            ),
+        )
+
     def to_bytes(self) -> bytes:
         """Encode as JSON in the envelope described in the module docstring."""
         content = orjson.dumps(_content(self), option=orjson.OPT_SORT_KEYS)
@@ -120,10 +146,54 @@ def _content(metadata: CheckpointMetadata) -> dict[str, Any]:
     }
 
 
+def _map_handles(
+    operators: dict[str, OperatorStateHandles], change: Callable[[str], str]
+) -> dict[str, OperatorStateHandles]:
+    return {
+        uid: OperatorStateHandles(
+            operator.parallelism,
+            tuple(
+                None
+                if h is None
+                else StateHandle(
+                    change(h.location),
+                    h.size,
+                    h.checksum,
+                    tuple(replace(s, location=change(s.location)) for s in h.shared),
+                    h.is_shared,
+                )
+                for h in operator.handles
+            ),
+        )
+        for uid, operator in operators.items()
+    }
+
+
+def _file_name(location: str) -> str:
+    return location.rstrip("/").rsplit("/", 1)[-1]
+
+
+def _is_relative(location: str) -> bool:
+    return not location.startswith("/") and "://" not in location
+
+
+def _resolve_location(folder: str, location: str) -> str:
+    return f"{folder}/{location}" if _is_relative(location) else location
+
+
 def _handle_json(handle: StateHandle | None) -> dict[str, Any] | None:
     if handle is None:
         return None
-    return {"location": handle.location, "size": handle.size, "checksum": handle.checksum}
+    value: dict[str, Any] = {
+        "location": handle.location,
+        "size": handle.size,
+        "checksum": handle.checksum,
+    }
+    if handle.shared:
+        value["shared"] = [_handle_json(shared) for shared in handle.shared]
+    if handle.is_shared:
+        value["is_shared"] = True
+    return value
 
 
 def _envelope(data: bytes, location: str) -> dict[str, Any]:
@@ -133,10 +203,10 @@ def _envelope(data: bytes, location: str) -> dict[str, Any]:
         raise CorruptCheckpoint(location, f"it is not valid JSON ({error})") from error
     if not isinstance(envelope, dict) or envelope.get("format") != _FORMAT:
         raise CorruptCheckpoint(location, "it is not lockgate checkpoint metadata")
-    if envelope.get("version") != METADATA_VERSION:
+    if envelope.get("version") not in _READABLE_VERSIONS:
         raise UnsupportedCheckpointVersion(
             f"checkpoint metadata {location} has format version {envelope.get('version')!r}; "
-            f"this lockgate reads version {METADATA_VERSION}; restore it with the lockgate "
+            f"this lockgate reads versions up to {METADATA_VERSION}; restore it with the lockgate "
             "version that wrote it"
         )
     if not isinstance(envelope.get("checksum"), str) or "content" not in envelope:
@@ -162,4 +232,11 @@ def _operator(value: dict[str, Any]) -> OperatorStateHandles:
 
 
 def _handle(value: dict[str, Any]) -> StateHandle:
-    return StateHandle(str(value["location"]), int(value["size"]), str(value["checksum"]))
+    shared = tuple(_handle(item) for item in value.get("shared", ()))
+    return StateHandle(
+        str(value["location"]),
+        int(value["size"]),
+        str(value["checksum"]),
+        shared,
+        bool(value.get("is_shared", False)),
+    )

@@ -41,6 +41,7 @@ def redistribute(
     }
     unions = _concatenate(snapshot.unions for snapshot in old)
     broadcast = _first_copies(snapshot.broadcast for snapshot in old)
+    kinds = {name: kind for snapshot in old for name, kind in snapshot.kinds.items()}
     return [
         OperatorSnapshot(
             uid,
@@ -48,6 +49,7 @@ def redistribute(
             lists={name: parts[index] for name, parts in chunks.items()},
             unions={name: list(items) for name, items in unions.items()},
             broadcast={name: dict(entries) for name, entries in broadcast.items()},
+            kinds=dict(kinds),
         )
         for index in range(new_parallelism)
     ]

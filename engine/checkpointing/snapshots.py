@@ -32,7 +32,7 @@ ASYNC_INPUTS_STATE = "__async_inputs__"
 """The list state under which an ``async_map`` subtask stores the records of its calls in
 flight (and of results not yet emitted), to call them again on restore."""
 
-_FORMAT = "lockgate-operator-snapshot/2"  # 2: keyed state pickled per key group
+_FORMAT = "lockgate-operator-snapshot/3"  # 2: keyed state per key group; 3: kinds, deltas
 
 
 @dataclass(frozen=True)
@@ -45,8 +45,10 @@ class OperatorSnapshot:
     subtask receives in full, and ``broadcast`` maps state name -> key -> value, identical
     in every subtask. ``kinds`` maps each keyed state name to the kind it was declared with
     (``kind_of``: value, list, map, reducing, aggregating), so a restore can refuse a job
-    that declares it as another kind. The snapshot is a copy: nothing the running operator
-    does changes it.
+    that declares it as another kind. An incremental snapshot (``is_delta``) holds in
+    ``keyed`` only the entries changed since the snapshot it builds on, and in ``deleted``
+    the keys removed since (key group -> state name -> keys); its other state is whole.
+    The snapshot is a copy: nothing the running operator does changes it.
     """
 
     uid: str
@@ -55,6 +57,8 @@ class OperatorSnapshot:
     unions: dict[str, list[Any]] = field(default_factory=dict)
     broadcast: dict[str, dict[Any, Any]] = field(default_factory=dict)
     kinds: dict[str, str] = field(default_factory=dict)
+    deleted: dict[int, dict[str, list[Any]]] = field(default_factory=dict)
+    is_delta: bool = False
 
     @property
     def is_empty(self) -> bool:
@@ -73,7 +77,8 @@ def encode_snapshot(snapshot: OperatorSnapshot) -> bytes:
     """
     groups = {group: pickle.dumps(states, protocol=5) for group, states in snapshot.keyed.items()}
     fields = (snapshot.uid, groups, snapshot.lists, snapshot.unions, snapshot.broadcast)
-    return pickle.dumps((_FORMAT, *fields), protocol=5)
+    delta = (snapshot.kinds, snapshot.deleted, snapshot.is_delta)
+    return pickle.dumps((_FORMAT, *fields, *delta), protocol=5)
 
 
 def decode_snapshot(data: bytes, *, location: str = "<bytes>") -> OperatorSnapshot:
@@ -87,11 +92,11 @@ def decode_snapshot(data: bytes, *, location: str = "<bytes>") -> OperatorSnapsh
         decoded = pickle.loads(data)
     except Exception as error:
         raise CorruptCheckpoint(location, f"it cannot be unpickled ({error!r})") from error
-    if not (isinstance(decoded, tuple) and len(decoded) == 6 and decoded[0] == _FORMAT):
+    if not (isinstance(decoded, tuple) and len(decoded) == 9 and decoded[0] == _FORMAT):
         raise CorruptCheckpoint(location, "it does not hold an operator snapshot")
-    _, uid, groups, lists, unions, broadcast = decoded
+    _, uid, groups, lists, unions, broadcast, kinds, deleted, is_delta = decoded
     try:
         keyed = {group: pickle.loads(states) for group, states in groups.items()}
     except Exception as error:
         raise CorruptCheckpoint(location, f"a key group cannot be unpickled ({error!r})") from error
-    return OperatorSnapshot(uid, keyed, lists, unions, broadcast)
+    return OperatorSnapshot(uid, keyed, lists, unions, broadcast, kinds, deleted, is_delta)

@@ -31,7 +31,7 @@ from lockgate.engine.runtime.latency_reservoir import LatencyReservoir
 from lockgate.engine.runtime.operators import Operator, StateCapture, own_copy
 from lockgate.engine.runtime.scope import OperatorScope
 from lockgate.engine.runtime.token_bucket import TokenBucket
-from lockgate.engine.state import ListStateDescriptor
+from lockgate.engine.state import KeyedStateBackend, ListStateDescriptor
 
 __all__ = ["AsyncWaitOperator"]
 
@@ -63,8 +63,10 @@ class AsyncWaitOperator(Operator):
         node: OperatorNode,
         restored: OperatorSnapshot | None = None,
         clock: Clock | None = None,
+        *,
+        keyed_state: KeyedStateBackend | None = None,
     ) -> None:
-        super().__init__(node, restored, clock)
+        super().__init__(node, restored, clock, keyed_state=keyed_state)
         self.spec: AsyncMapSpec = node.function
         self.function = own_copy(self.spec.function)
         self.clock: Clock = clock or SystemClock()

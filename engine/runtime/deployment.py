@@ -30,8 +30,15 @@ from lockgate.engine.runtime.scope import OperatorScope
 from lockgate.engine.runtime.subtask import SubtaskActor, SubtaskSettings
 from lockgate.engine.runtime.subtask_checkpointer import CheckpointContext, SubtaskCheckpointer
 from lockgate.engine.runtime.tails import GateTail, SinkTail, Tail
+from lockgate.engine.savepoints.values import ValueCodec
 from lockgate.engine.sinks import Sink, SinkContext
 from lockgate.engine.sources import Source, SourceContext, SourceSplit, assign_splits
+from lockgate.engine.state import (
+    KeyedStateBackend,
+    KeyedStateBackendSpec,
+    MemoryStateBackend,
+    StateBackend,
+)
 
 __all__ = ["Attempt", "Deployment", "RuntimeOptions", "deploy"]
 
@@ -40,7 +47,10 @@ ChannelKey = tuple[int, int, int]  # edge id, upstream subtask, downstream subta
 
 @dataclass(frozen=True, slots=True)
 class RuntimeOptions:
-    """How subtasks batch, buffer and tell time."""
+    """How subtasks batch, buffer, tell time and keep keyed state.
+
+    ``state_backend`` builds each operator subtask's keyed state backend, anew per attempt.
+    """
 
     batch_size: int
     channel_capacity: int
@@ -48,6 +58,8 @@ class RuntimeOptions:
     max_parallelism: int
     clock: Clock
     mode: CheckpointingMode = CheckpointingMode.EXACTLY_ONCE
+    state_backend: StateBackend = field(default_factory=MemoryStateBackend)
+    incremental_full_every: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +76,7 @@ class Attempt:
     coordinator: ActorRef[Any]
     restored: Mapping[str, list[OperatorSnapshot]] = field(default_factory=dict)
     run_id: str = "run"
+    savepoint_codec: ValueCodec = field(default_factory=ValueCodec)
 
     def state_of(self, uid: str, index: int) -> OperatorSnapshot | None:
         """The restored state of operator ``uid`` in subtask ``index``, if any."""
@@ -88,11 +101,15 @@ def deploy(plan: ExecutionPlan, options: RuntimeOptions, attempt: Attempt) -> De
     }
     channels = _channels(plan, options, doorbells)
     builder = _SubtaskBuilder(plan, options, attempt, channels)
-    subtasks = tuple(
-        (builder.build(chain, index), doorbells[chain.chain_id, index])
-        for chain in plan.chains
-        for index in range(chain.parallelism)
-    )
+    try:
+        subtasks = tuple(
+            (builder.build(chain, index), doorbells[chain.chain_id, index])
+            for chain in plan.chains
+            for index in range(chain.parallelism)
+        )
+    except BaseException:
+        builder.close_keyed_states()  # no subtask runs, so none will close them
+        raise
     return Deployment(subtasks, channels)
 
 
@@ -125,6 +142,7 @@ class _SubtaskBuilder:
         self.options = options
         self.attempt = attempt
         self.channels = channels
+        self.keyed_states: list[KeyedStateBackend] = []
 
     def build(self, chain: OperatorChain, index: int) -> SubtaskActor:
         options = self.options
@@ -132,10 +150,7 @@ class _SubtaskBuilder:
             chain, index, options.max_parallelism, options.buffer_timeout, options.clock
         )
         middle = [node for node in chain.operators if node.kind not in _ENDS]
-        operators = [
-            _operator_class(node)(node, self.attempt.state_of(node.uid, index), options.clock)
-            for node in middle
-        ]
+        operators = [self._operator(node, index) for node in middle]
         checkpointer = SubtaskCheckpointer(
             CheckpointContext(
                 self.attempt.job_name,
@@ -144,10 +159,34 @@ class _SubtaskBuilder:
                 self.attempt.coordinator,
                 options.max_parallelism,
                 options.clock,
+                self.attempt.savepoint_codec,
+                options.incremental_full_every,
+                self.attempt.run_id,
             )
         )
         head, tail = self._head(chain, index), self._tail(chain, index)
         return SubtaskActor(settings, head, operators, tail, checkpointer)
+
+    def close_keyed_states(self) -> None:
+        """Close every keyed state backend made so far (the deployment failed)."""
+        while self.keyed_states:
+            self.keyed_states.pop().close()
+
+    def _operator(self, node: OperatorNode, index: int) -> Operator:
+        spec = KeyedStateBackendSpec(
+            self.attempt.job_name,
+            self.attempt.run_id,
+            self.attempt.number,
+            node.uid,
+            index,
+            self.options.max_parallelism,
+            self.options.clock,
+        )
+        keyed_state = self.options.state_backend.create_keyed_state_backend(spec)
+        self.keyed_states.append(keyed_state)
+        restored = self.attempt.state_of(node.uid, index)
+        build = _operator_class(node)
+        return build(node, restored, self.options.clock, keyed_state=keyed_state)
 
     def _head(self, chain: OperatorChain, index: int) -> Head:
         head = chain.head
@@ -159,7 +198,8 @@ class _SubtaskBuilder:
         source: Source[Any] = head.function
         restored = self.attempt.state_of(head.uid, index)
         if restored is None:
-            all_splits = source.create_splits(chain.parallelism)
+            with OperatorScope(head.uid, index, chain.parallelism):
+                all_splits = source.create_splits(chain.parallelism)
             splits = assign_splits(all_splits, index, chain.parallelism)
         else:  # a subtask that had no splits left nothing to restore: it reads nothing
             splits = list(restored.lists.get(SPLITS_STATE, []))
@@ -169,12 +209,10 @@ class _SubtaskBuilder:
         self, chain: OperatorChain, index: int, source: Source[Any], splits: list[SourceSplit]
     ) -> SourceHead:
         context = SourceContext(chain.head.uid, index, chain.parallelism, self.options.clock)
-        return SourceHead(
-            source.create_reader(splits, context),
-            splits,
-            batch_size=self.options.batch_size,
-            scope=OperatorScope(chain.head.uid, index, chain.parallelism),
-        )
+        scope = OperatorScope(chain.head.uid, index, chain.parallelism)
+        with scope:
+            reader = source.create_reader(splits, context)
+        return SourceHead(reader, splits, batch_size=self.options.batch_size, scope=scope)
 
     def _tail(self, chain: OperatorChain, index: int) -> Tail:
         tail = chain.tail
@@ -191,9 +229,10 @@ class _SubtaskBuilder:
                 attempt=self.attempt.number,
                 run_id=self.attempt.run_id,
             )
-            return SinkTail(
-                sink.create_writer(context), OperatorScope(tail.uid, index, chain.parallelism)
-            )
+            scope = OperatorScope(tail.uid, index, chain.parallelism)
+            with scope:
+                writer = sink.create_writer(context)
+            return SinkTail(writer, scope)
         partitions = [self._partition(edge, index) for edge in self.plan.outputs(chain)]
         gate = OutputGate(partitions, batch_size=self.options.batch_size, clock=self.options.clock)
         return GateTail(gate)

@@ -44,6 +44,15 @@ class Head(Protocol):
     def alignment_started_at(self, checkpoint_id: int, *, default: float) -> float:
         """When the first barrier of ``checkpoint_id`` arrived, or ``default``."""
 
+    def suspend(self, checkpoint_id: int) -> None:
+        """Deliver nothing more: the stop savepoint ``checkpoint_id`` is the job's last."""
+
+    def resume(self, checkpoint_id: int) -> None:
+        """Deliver again if ``checkpoint_id`` suspended this head (its savepoint failed)."""
+
+    def end_input(self) -> None:
+        """End the input now, as if it had been read out (stop-with-savepoint, drained)."""
+
     @property
     def buffered(self) -> int:
         """Records waiting to be polled."""
@@ -78,6 +87,15 @@ class GateHead:
 
     async def notify_checkpoint_aborted(self, checkpoint_id: int) -> None:
         """Nothing to tell."""
+
+    def suspend(self, checkpoint_id: int) -> None:
+        """Nothing to suspend: only sources are told to stop, and channels then run dry."""
+
+    def resume(self, checkpoint_id: int) -> None:
+        """Nothing to resume."""
+
+    def end_input(self) -> None:
+        """Channels end when their upstream subtasks end."""
 
     def alignment_started_at(self, checkpoint_id: int, *, default: float) -> float:
         """When the first barrier of ``checkpoint_id`` arrived, or ``default``."""
@@ -119,6 +137,8 @@ class SourceHead:
         self._batch_size = batch_size
         self._scope = scope
         self._fetched: Mailbox[tuple[list[Any], list[SourceSplit]]] | None = None
+        self._suspended_by: int | None = None
+        self._ended = False
 
     async def open(self, doorbell: Doorbell) -> None:
         """Open the reader; fetched batches will ring ``doorbell``."""
@@ -133,6 +153,10 @@ class SourceHead:
     def poll(self) -> GateItem | None:
         """Return the next fetched batch, ``EndOfInput`` once read out, or ``None``."""
         assert self._fetched is not None, "poll() before open()"
+        if self._ended:
+            return EndOfInput()
+        if self._suspended_by is not None:
+            return None
         try:
             records, self.splits = self._fetched.receive_nowait()
         except MailboxEmpty:
@@ -149,6 +173,19 @@ class SourceHead:
     def alignment_started_at(self, checkpoint_id: int, *, default: float) -> float:
         """A source is triggered directly: no alignment."""
         return default
+
+    def suspend(self, checkpoint_id: int) -> None:
+        """Poll nothing more; the positions stay those of the last batch polled."""
+        self._suspended_by = checkpoint_id
+
+    def resume(self, checkpoint_id: int) -> None:
+        """Poll again if the failed savepoint ``checkpoint_id`` suspended the source."""
+        if self._suspended_by == checkpoint_id:
+            self._suspended_by = None
+
+    def end_input(self) -> None:
+        """Deliver ``EndOfInput`` next: batches fetched but not polled are never delivered."""
+        self._ended = True
 
     def capture(self) -> StateCapture:
         """The positions just after the last batch polled, under ``SPLITS_STATE``."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -11,18 +11,17 @@ import anyio
 from lockgate.actors import ActorCrashed, ActorSystem
 from lockgate.engine.checkpointing.completed import (
     CheckpointStatistics,
+    CompletedCheckpoint,
     CompletedCheckpointStore,
 )
 from lockgate.engine.checkpointing.config import CheckpointConfig
-from lockgate.engine.checkpointing.coordinator import (
-    CheckpointCoordinator,
-    CheckpointRequest,
-    CheckpointTicket,
-    CoordinatorSetup,
-)
+from lockgate.engine.checkpointing.coordinator import CheckpointCoordinator, CoordinatorSetup
 from lockgate.engine.checkpointing.metadata import CheckpointMetadata
+from lockgate.engine.checkpointing.requests import CheckpointRequest, CheckpointTicket
+from lockgate.engine.checkpointing.shared_registry import SharedStateRegistry
 from lockgate.engine.checkpointing.storage import CheckpointStorage
-from lockgate.engine.errors import EngineError, JobError
+from lockgate.engine.checkpointing.storage.layout import METADATA_NAME
+from lockgate.engine.errors import EngineError, JobError, RestoreError
 from lockgate.engine.graph import OperatorKind
 from lockgate.engine.metrics import JobMetrics
 from lockgate.engine.planning import ExecutionPlan
@@ -30,8 +29,24 @@ from lockgate.engine.restart import RestartStrategy
 from lockgate.engine.runtime.deployment import Attempt, Deployment, RuntimeOptions, deploy
 from lockgate.engine.runtime.restore_loader import load_restored_state
 from lockgate.engine.runtime.scope import single_error
+from lockgate.engine.savepoints.values import ValueCodec
 
-__all__ = ["JobMaster", "JobSettings"]
+__all__ = ["JobMaster", "JobSettings", "RestoreSettings"]
+
+
+@dataclass(frozen=True, slots=True)
+class RestoreSettings:
+    """What a job starts from: a checkpoint or savepoint, where it is, and who owns it.
+
+    ``claim`` hands the snapshot to the job, which deletes it once a newer checkpoint
+    subsumes it; otherwise (``no_claim``, the default) the job never deletes it.
+    """
+
+    metadata: CheckpointMetadata
+    storage: CheckpointStorage
+    location: str
+    allow_non_restored_state: bool = False
+    claim: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,8 +56,8 @@ class JobSettings:
     checkpoints: CheckpointConfig
     storage: CheckpointStorage
     restart_strategy: RestartStrategy
-    restore_from: CheckpointMetadata | None = None
-    allow_non_restored_state: bool = False
+    restore: RestoreSettings | None = None
+    savepoint_codec: ValueCodec = field(default_factory=ValueCodec)
 
 
 class JobMaster:
@@ -64,13 +79,17 @@ class JobMaster:
         self.settings = settings
         self.store = CompletedCheckpointStore(settings.checkpoints.max_retained)
         self.statistics = CheckpointStatistics()
+        self.registry = SharedStateRegistry()
         self.attempt_number = 0
         self.run_id = uuid.uuid4().hex[:12]
         self.failures: list[BaseException] = []
-        self._next_checkpoint_id = 1 + (
-            settings.restore_from.checkpoint_id if settings.restore_from else 0
-        )
-        self._restore_from = settings.restore_from
+        restore = settings.restore
+        self._next_checkpoint_id = 1 + (restore.metadata.checkpoint_id if restore else 0)
+        self._restore_from = None if restore is None else restore.metadata
+        self._restore_storage = settings.storage if restore is None else restore.storage
+        if restore is not None and restore.claim:
+            self.store.add(_claimed(restore))
+            self.registry.register(restore.metadata)  # its shared files are the job's now
         self._deployment: Deployment | None = None
         self._system: ActorSystem | None = None
         self._coordinator: Any = None
@@ -101,8 +120,9 @@ class JobMaster:
             await clock.sleep(delay)
             self.attempt_number += 1
             latest = self.store.latest
-            if latest is not None:
+            if latest is not None and latest.metadata is not self._restore_from:
                 self._restore_from = latest.metadata
+                self._restore_storage = self.settings.storage
 
     def cancel(self) -> None:
         """Stop every subtask of the current attempt now, and start no other."""
@@ -110,13 +130,18 @@ class JobMaster:
         if self._system is not None:
             self._system.cancel()
 
-    async def trigger_checkpoint(self) -> CheckpointTicket:
-        """Start a checkpoint once the current attempt runs; the ticket resolves with it."""
+    async def trigger_checkpoint(self, request: Any = None) -> CheckpointTicket:
+        """Start a checkpoint (or ``request``) once the current attempt runs.
+
+        ``request`` is a ``CheckpointRequest`` (the default: a checkpoint) or a
+        ``StopRequest``; the ticket resolves when the snapshot completed or failed.
+        """
         while self._coordinator is None:
             if self._ended:
                 raise JobError(f"job '{self.name}' has ended; no checkpoint can be taken")
             await self._coordinator_ready.wait()
-        ticket: CheckpointTicket = await self._coordinator.ask_control(CheckpointRequest())
+        message = CheckpointRequest() if request is None else request
+        ticket: CheckpointTicket = await self._coordinator.ask_control(message)
         return ticket
 
     def metrics(self) -> JobMetrics:
@@ -135,7 +160,11 @@ class JobMaster:
         try:
             async with ActorSystem(self.name) as system:
                 self._system = system
-                self._deploy(system, restored)
+                try:
+                    self._deploy(system, restored)
+                except Exception as error:  # a source or sink refused to start
+                    failure = error
+                    system.cancel()
                 if self._cancelled:
                     system.cancel()
         except ActorCrashed as crash:
@@ -153,12 +182,14 @@ class JobMaster:
     async def _load_restored(self) -> dict[str, Any]:
         if self._restore_from is None:
             return {}
+        restore = self.settings.restore
         return await load_restored_state(
             self._restore_from,
             self.plan,
-            self.settings.storage,
+            self._restore_storage,
             self.options.max_parallelism,
-            allow_non_restored_state=self.settings.allow_non_restored_state,
+            allow_non_restored_state=restore is not None and restore.allow_non_restored_state,
+            codec=self.settings.savepoint_codec,
         )
 
     def _deploy(self, system: ActorSystem, restored: dict[str, Any]) -> None:
@@ -172,6 +203,7 @@ class JobMaster:
             self._coordinator,
             restored,
             run_id=self.run_id,
+            savepoint_codec=self.settings.savepoint_codec,
         )
         self._deployment = deploy(self.plan, self.options, attempt)
         for subtask, doorbell in self._deployment.subtasks:
@@ -194,17 +226,35 @@ class JobMaster:
             max_parallelism=self.options.max_parallelism,
             operator_parallelism={node.uid: node.parallelism for node in self.plan.graph},
             next_checkpoint_id=self._next_checkpoint_id,
+            registry=self.registry,
         )
         self._setup = setup
         return setup
+
+
+def _claimed(restore: RestoreSettings) -> CompletedCheckpoint:
+    # A snapshot given by location lives in a folder the job deletes once it is subsumed;
+    # the latest checkpoint of the job's own storage is discarded like any other of them.
+    metadata = restore.metadata
+    location = restore.location.rstrip("/")
+    if location and not location.endswith(METADATA_NAME):
+        location = f"{location}/{METADATA_NAME}"
+    return CompletedCheckpoint(
+        metadata.checkpoint_id,
+        metadata.timestamp,
+        metadata.timestamp,
+        location,
+        metadata,
+        claimed=bool(location),
+    )
 
 
 def _job_failure(crash: ActorCrashed) -> BaseException:
     cause = crash.__cause__
     if isinstance(cause, BaseExceptionGroup):
         cause = single_error(cause)
-    if isinstance(cause, JobError):
-        return cause
+    if isinstance(cause, JobError | RestoreError):
+        return cause  # a restore error is not retried: the next attempt would restore the same
     if isinstance(cause, EngineError):
         error: JobError = JobError(f"actor '{crash.actor}' failed: {cause}")
     else:

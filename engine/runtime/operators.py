@@ -24,6 +24,8 @@ from lockgate.engine.functions import (
 )
 from lockgate.engine.graph import OperatorKind, OperatorNode
 from lockgate.engine.state import (
+    KeyedSnapshot,
+    KeyedStateBackend,
     KeyedStateSnapshot,
     KeyedStateStore,
     OperatorStateSnapshot,
@@ -46,7 +48,7 @@ class StateCapture:
     """
 
     uid: str
-    keyed: KeyedStateSnapshot | None = None
+    keyed: KeyedSnapshot | None = None
     operator: OperatorStateSnapshot | None = None
     lists: dict[str, list[Any]] = field(default_factory=dict)
 
@@ -55,9 +57,21 @@ class StateCapture:
         """How many keyed entries the capture holds (its cost to encode)."""
         return 0 if self.keyed is None else self.keyed.entries
 
-    def materialize(self, max_parallelism: int) -> OperatorSnapshot:
-        """Group keyed state by key group and merge everything into an ``OperatorSnapshot``."""
-        keyed = {} if self.keyed is None else self.keyed.by_key_group(max_parallelism)
+    def materialize(
+        self, max_parallelism: int, base: KeyedStateSnapshot | None = None
+    ) -> OperatorSnapshot:
+        """Group keyed state by key group and merge everything into an ``OperatorSnapshot``.
+
+        With ``base`` (the heap snapshot of this operator's last completed checkpoint) the
+        result is incremental: only the keyed entries changed since, and the keys deleted.
+        """
+        keyed: dict[int, dict[str, dict[Any, Any]]] = {}
+        deleted: dict[int, dict[str, list[Any]]] = {}
+        if base is not None:
+            assert isinstance(self.keyed, KeyedStateSnapshot), "deltas need a heap snapshot"
+            keyed, deleted = self.keyed.delta_by_key_group(base, max_parallelism)
+        elif self.keyed is not None:
+            keyed = self.keyed.by_key_group(max_parallelism)
         state = self.operator
         return OperatorSnapshot(
             self.uid,
@@ -65,6 +79,9 @@ class StateCapture:
             lists={**(state.lists if state else {}), **self.lists},
             unions=dict(state.unions) if state else {},
             broadcast=dict(state.broadcast) if state else {},
+            kinds={} if self.keyed is None else dict(self.keyed.kinds),
+            deleted=deleted,
+            is_delta=base is not None,
         )
 
 
@@ -72,7 +89,8 @@ class Operator:
     """One chained operator of a subtask: ``open``, ``process_batch`` per batch, ``close``.
 
     State is restored when the operator is built, before ``open``; ``capture`` takes the
-    consistent copy of it that a checkpoint needs.
+    consistent copy of it that a checkpoint needs. The operator owns ``keyed_state`` (given,
+    or a heap store): ``close`` closes it.
     """
 
     def __init__(
@@ -80,14 +98,21 @@ class Operator:
         node: OperatorNode,
         restored: OperatorSnapshot | None = None,
         clock: Clock | None = None,
+        *,
+        keyed_state: KeyedStateBackend | None = None,
     ) -> None:
         self.uid = node.uid
-        self.keyed_state = KeyedStateStore(clock)  # state TTL reads the job's clock
+        # state TTL reads the job's clock; errors about state name the operator
+        self.keyed_state: KeyedStateBackend = (
+            KeyedStateStore(clock, owner=f"operator '{node.uid}'")
+            if keyed_state is None
+            else keyed_state
+        )
         self.operator_state = OperatorStateStore()
         self.restored = restored is not None
         self.function: Any = own_copy(node.function)
         if restored is not None:
-            self.keyed_state.restore(restored.keyed)
+            self.keyed_state.restore(restored.keyed, restored.kinds)
             self.operator_state.restore(restored.lists, restored.unions, restored.broadcast)
 
     def open(self, context: RuntimeContext) -> None:
@@ -98,7 +123,7 @@ class Operator:
         """Take a consistent copy of this operator's state for ``checkpoint_id``."""
         if isinstance(self.function, CheckpointedFunction):
             self.function.snapshot_state(FunctionSnapshotContext(checkpoint_id))
-        keyed = self.keyed_state.snapshot() if self.keyed_state.tables else None
+        keyed = self.keyed_state.snapshot() if self.keyed_state.has_states else None
         return StateCapture(self.uid, keyed, self.operator_state.snapshot())
 
     def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
@@ -129,7 +154,8 @@ class Operator:
         raise NotImplementedError
 
     def close(self) -> None:
-        """Release what ``open`` acquired; called once, also after a failure."""
+        """Release what ``open`` acquired and the keyed state; called once, also after a failure."""
+        self.keyed_state.close()
 
 
 class MapOperator(Operator):
@@ -171,8 +197,10 @@ class ReduceOperator(Operator):
         node: OperatorNode,
         restored: OperatorSnapshot | None = None,
         clock: Clock | None = None,
+        *,
+        keyed_state: KeyedStateBackend | None = None,
     ) -> None:
-        super().__init__(node, restored, clock)
+        super().__init__(node, restored, clock, keyed_state=keyed_state)
         self._fn: Callable[[Any, Any], Any] = self.function
         self._key_of = _key_selector(node)
         self._table = self.keyed_state.table(_REDUCED)
@@ -199,8 +227,10 @@ class ProcessOperator(Operator):
         node: OperatorNode,
         restored: OperatorSnapshot | None = None,
         clock: Clock | None = None,
+        *,
+        keyed_state: KeyedStateBackend | None = None,
     ) -> None:
-        super().__init__(node, restored, clock)
+        super().__init__(node, restored, clock, keyed_state=keyed_state)
         self._fn: KeyedProcessFunction[Any, Any, Any] = self.function
         self._key_of = _key_selector(node)
         self._context: ProcessContext[Any] = ProcessContext(self.keyed_state)
@@ -224,8 +254,11 @@ class ProcessOperator(Operator):
         return out
 
     def close(self) -> None:
-        """Close the user function."""
-        self._fn.close()
+        """Close the user function, then the keyed state (also if the function fails)."""
+        try:
+            self._fn.close()
+        finally:
+            super().close()
 
 
 def own_copy(function: Any) -> Any:
@@ -251,7 +284,14 @@ _OPERATORS: dict[OperatorKind, type[Operator]] = {
 
 
 def create_operator(
-    node: OperatorNode, restored: OperatorSnapshot | None = None, clock: Clock | None = None
+    node: OperatorNode,
+    restored: OperatorSnapshot | None = None,
+    clock: Clock | None = None,
+    *,
+    keyed_state: KeyedStateBackend | None = None,
 ) -> Operator:
-    """Build the runtime operator for a map, filter, flat_map, reduce or process node."""
-    return _OPERATORS[node.kind](node, restored, clock)
+    """Build the runtime operator for a map, filter, flat_map, reduce or process node.
+
+    The operator owns ``keyed_state`` once built (a new heap store if none is given).
+    """
+    return _OPERATORS[node.kind](node, restored, clock, keyed_state=keyed_state)

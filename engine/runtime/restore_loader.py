@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 
 import anyio.to_thread
 
+from lockgate.engine.checkpointing.increments import apply_increments
+from lockgate.engine.checkpointing.messages import StateHandle
 from lockgate.engine.checkpointing.metadata import CheckpointMetadata, OperatorStateHandles
 from lockgate.engine.checkpointing.restore import redistribute
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot, decode_snapshot
 from lockgate.engine.checkpointing.storage import CheckpointStorage
 from lockgate.engine.errors import RestoreError
 from lockgate.engine.planning import ExecutionPlan
+from lockgate.engine.savepoints.compatibility import check_restore
+from lockgate.engine.savepoints.format import decode_savepoint_state
+from lockgate.engine.savepoints.values import ValueCodec
 
 __all__ = ["load_restored_state"]
+
+Decoder = Callable[..., OperatorSnapshot]
 
 
 async def load_restored_state(
@@ -23,54 +31,54 @@ async def load_restored_state(
     max_parallelism: int,
     *,
     allow_non_restored_state: bool = False,
+    codec: ValueCodec | None = None,
 ) -> dict[str, list[OperatorSnapshot]]:
     """Read every operator's state of ``metadata``, redistributed to the plan's parallelism.
 
     Raises ``RestoreError`` when the checkpoint cannot belong to this job: another
     max_parallelism, or state for an operator uid the job no longer has (unless
-    ``allow_non_restored_state``, which drops that state).
+    ``allow_non_restored_state``, which drops that state). A savepoint's files are read
+    in the canonical format only (values of user types decode with ``codec``), never as
+    pickle: a savepoint file that is not canonical fails the restore.
     """
-    _check_max_parallelism(metadata, max_parallelism)
-    if not allow_non_restored_state:
-        _check_every_state_has_an_operator(metadata, plan)
+    report = check_restore(
+        metadata, plan, max_parallelism, allow_non_restored_state=allow_non_restored_state
+    )
+    if not report.ok:
+        raise RestoreError(" ".join(report.problems))
     parallelism = {node.uid: node.parallelism for node in plan.graph}
-    return {
-        uid: redistribute(await _read_all(uid, handles, storage), parallelism[uid], max_parallelism)
-        for uid, handles in metadata.operators.items()
-        if uid in parallelism
-    }
-
-
-def _check_max_parallelism(metadata: CheckpointMetadata, max_parallelism: int) -> None:
-    if metadata.max_parallelism != max_parallelism:
-        raise RestoreError(
-            f"checkpoint {metadata.checkpoint_id} was taken with max_parallelism "
-            f"{metadata.max_parallelism}, but the job has {max_parallelism}; keyed state is "
-            "split into that many key groups, so set max_parallelism back to "
-            f"{metadata.max_parallelism}"
-        )
-
-
-def _check_every_state_has_an_operator(metadata: CheckpointMetadata, plan: ExecutionPlan) -> None:
-    uids = {node.uid for node in plan.graph}
+    decode = _savepoint_decoder(codec or ValueCodec()) if metadata.is_savepoint else decode_snapshot
+    restored = {}
     for uid, handles in metadata.operators.items():
-        if uid not in uids and any(handle is not None for handle in handles.handles):
-            raise RestoreError(
-                f"checkpoint {metadata.checkpoint_id} holds state for operator '{uid}', which "
-                f"the job no longer has; give the operator that owns it uid='{uid}' again, or "
-                "pass allow_non_restored_state=True to drop that state"
-            )
+        if uid in parallelism:
+            snapshots = await _read_all(uid, handles, storage, decode)
+            restored[uid] = redistribute(snapshots, parallelism[uid], max_parallelism)
+    return restored
+
+
+def _savepoint_decoder(codec: ValueCodec) -> Decoder:
+    def decode(data: bytes, *, location: str) -> OperatorSnapshot:
+        return decode_savepoint_state(data, codec, location=location)
+
+    return decode
 
 
 async def _read_all(
-    uid: str, handles: OperatorStateHandles, storage: CheckpointStorage
+    uid: str, handles: OperatorStateHandles, storage: CheckpointStorage, decoder: Decoder
 ) -> list[OperatorSnapshot]:
     snapshots = []
     for handle in handles.handles:
         if handle is None:
             snapshots.append(OperatorSnapshot(uid))
             continue
-        data = await storage.read_state(handle)
-        decode = partial(decode_snapshot, location=handle.location)
-        snapshots.append(await anyio.to_thread.run_sync(decode, data))
+        chain = [await _read(file, storage, decoder) for file in (*handle.shared, handle)]
+        snapshots.append(chain[0] if len(chain) == 1 else apply_increments(chain))
     return snapshots
+
+
+async def _read(
+    handle: StateHandle, storage: CheckpointStorage, decoder: Decoder
+) -> OperatorSnapshot:
+    data = await storage.read_state(handle)
+    decode = partial(decoder, location=handle.location)
+    return await anyio.to_thread.run_sync(decode, data)

@@ -9,7 +9,7 @@ from types import TracebackType
 import anyio
 from anyio.abc import TaskGroup
 
-from lockgate.engine.errors import OperatorError
+from lockgate.engine.errors import OperatorError, RestoreError
 
 __all__ = ["OperatorScope", "run_with_group", "single_error"]
 
@@ -19,7 +19,8 @@ class OperatorScope:
     """One operator's uid in one subtask; turns a user exception into an ``OperatorError``.
 
     Used as ``with scope: <call user code>``: an exception leaving the block is raised again
-    as an ``OperatorError`` naming this operator and subtask, with the original as cause.
+    as an ``OperatorError`` naming this operator and subtask, with the original as cause. A
+    ``RestoreError`` (restored state that does not fit) leaves as itself: no restart helps.
     """
 
     uid: str
@@ -44,7 +45,9 @@ class OperatorScope:
         error: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        if isinstance(error, Exception) and not isinstance(error, OperatorError):
+        # A restore error already names the operator, and restarting cannot cure it.
+        passes = isinstance(error, OperatorError | RestoreError)
+        if isinstance(error, Exception) and not passes:
             raise self.failure(error) from error
 
 

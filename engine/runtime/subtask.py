@@ -15,6 +15,7 @@ messages are still taken. End of input is passed on once every call has been emi
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +24,7 @@ from anyio.abc import TaskGroup
 from lockgate.actors import Actor, StopActor
 from lockgate.engine.checkpointing.messages import (
     CheckpointFailureReason,
+    EndSourceInput,
     NotifyCheckpointAborted,
     NotifyCheckpointComplete,
     SubtaskCheckpointStats,
@@ -32,7 +34,7 @@ from lockgate.engine.checkpointing.messages import (
     TriggerCheckpoint,
 )
 from lockgate.engine.clock import Clock
-from lockgate.engine.events import CheckpointBarrier, EndOfInput
+from lockgate.engine.events import CheckpointBarrier, EndOfInput, SnapshotKind
 from lockgate.engine.functions import RuntimeContext
 from lockgate.engine.metrics import SubtaskMetrics
 from lockgate.engine.planning import OperatorChain
@@ -121,12 +123,18 @@ class SubtaskActor(Actor[Any]):
         await self._loop()
 
     async def on_stop(self) -> None:
-        """Close the tail, the head and the operators."""
-        await self.tail.close()
-        await self.head.close()
-        for operator, scope in self._stages:
-            with scope:
-                operator.close()
+        """Close the tail, the head and the operators (these even if closing the others fails)."""
+        try:
+            await self.tail.close()
+            await self.head.close()
+        finally:
+            self._close_operators()
+
+    def _close_operators(self) -> None:
+        # Each operator is closed even if another one fails: it releases its keyed state.
+        with contextlib.ExitStack() as stack:
+            for operator, scope in reversed(self._stages):
+                stack.callback(_close, operator, scope)
 
     def statistics(self) -> SubtaskMetrics:
         """Return this subtask's counters now."""
@@ -240,11 +248,15 @@ class SubtaskActor(Actor[Any]):
                 return True
             case TriggerCheckpoint(checkpoint_id=checkpoint_id, timestamp=timestamp):
                 if self.checkpointer.accepts(checkpoint_id):
-                    await self._snapshot(CheckpointBarrier(checkpoint_id, timestamp))
+                    barrier = CheckpointBarrier(checkpoint_id, timestamp, envelope.message.options)
+                    await self._snapshot(barrier)
             case NotifyCheckpointComplete(checkpoint_id=checkpoint_id):
                 await self._notify_complete(checkpoint_id)
             case NotifyCheckpointAborted(checkpoint_id=checkpoint_id):
+                self.head.resume(checkpoint_id)
                 await self._notify_aborted(checkpoint_id)
+            case EndSourceInput():
+                self.head.end_input()
             case other:
                 raise TypeError(f"subtask '{self.name}' got unknown control message {other!r}")
         return False
@@ -261,7 +273,9 @@ class SubtaskActor(Actor[Any]):
         await self.tail.forward(barrier)
         stats = self._sync_stats(barrier, started)
         assert self._group is not None
-        self.checkpointer.complete_async(self._group, barrier.checkpoint_id, captures, stats)
+        self.checkpointer.complete_async(self._group, barrier, captures, stats)
+        if barrier.options.kind is SnapshotKind.STOP_SAVEPOINT:
+            self.head.suspend(barrier.checkpoint_id)  # nothing follows the job's last snapshot
 
     def _capture_operators(self, checkpoint_id: int) -> list[StateCapture]:
         captures = []
@@ -280,6 +294,7 @@ class SubtaskActor(Actor[Any]):
         )
 
     async def _notify_complete(self, checkpoint_id: int) -> None:
+        self.checkpointer.notify_complete(checkpoint_id)
         for operator, scope in self._stages:
             with scope:
                 operator.notify_checkpoint_complete(checkpoint_id)
@@ -287,6 +302,7 @@ class SubtaskActor(Actor[Any]):
         await self.tail.notify_checkpoint_complete(checkpoint_id)
 
     async def _notify_aborted(self, checkpoint_id: int) -> None:
+        self.checkpointer.notify_aborted(checkpoint_id)
         for operator, scope in self._stages:
             with scope:
                 operator.notify_checkpoint_aborted(checkpoint_id)
@@ -311,3 +327,8 @@ class SubtaskActor(Actor[Any]):
     def __repr__(self) -> str:
         index, chain = self.settings.subtask_index, self.settings.chain
         return f"<SubtaskActor {chain.name!r} {index + 1}/{chain.parallelism}>"
+
+
+def _close(operator: Operator, scope: OperatorScope) -> None:
+    with scope:
+        operator.close()

@@ -2,7 +2,8 @@
 
 The synchronous part runs on the event loop between two batches and only takes consistent
 copies (copy-on-write state snapshots, source positions, the sink's pre-commit). The
-asynchronous part — grouping keyed state by key group, encoding, writing — runs in a task
+asynchronous part — grouping keyed state by key group, encoding (pickle for checkpoints, the
+canonical format for savepoints, which go to their own folder), writing — runs in a task
 of the subtask's task group (its CPU work in a worker thread), so records keep flowing, and
 ends with an acknowledgement (or a decline) to the checkpoint coordinator.
 """
@@ -11,7 +12,8 @@ from __future__ import annotations
 
 import contextlib
 import zlib
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
@@ -27,11 +29,16 @@ from lockgate.engine.checkpointing.messages import (
     SubtaskCheckpointStats,
     SubtaskId,
 )
-from lockgate.engine.checkpointing.snapshots import encode_snapshot
-from lockgate.engine.checkpointing.storage import CheckpointStorage
+from lockgate.engine.checkpointing.snapshots import OperatorSnapshot, encode_snapshot
+from lockgate.engine.checkpointing.storage import CheckpointStorage, savepoint_folder_for
 from lockgate.engine.clock import Clock
+from lockgate.engine.events import CheckpointBarrier
 from lockgate.engine.runtime.gil_handoff import HANDOFF
+from lockgate.engine.runtime.incremental import Increment, IncrementalBases
 from lockgate.engine.runtime.operators import StateCapture
+from lockgate.engine.savepoints.format import encode_savepoint_state
+from lockgate.engine.savepoints.values import ValueCodec
+from lockgate.engine.state import KeyedSnapshot, KeyedStateSnapshot
 
 __all__ = ["CheckpointContext", "SubtaskCheckpointer"]
 
@@ -51,6 +58,9 @@ class CheckpointContext:
     coordinator: ActorRef[Any]
     max_parallelism: int
     clock: Clock
+    savepoint_codec: ValueCodec = field(default_factory=ValueCodec)
+    incremental_full_every: int | None = None
+    run_id: str = "run"
 
 
 class SubtaskCheckpointer:
@@ -63,6 +73,8 @@ class SubtaskCheckpointer:
     def __init__(self, context: CheckpointContext) -> None:
         self.context = context
         self.last_checkpoint_id = 0
+        full_every = context.incremental_full_every
+        self.incremental = None if full_every is None else IncrementalBases(full_every)
 
     def accepts(self, checkpoint_id: int) -> bool:
         """Whether a snapshot for ``checkpoint_id`` is still due (not taken before)."""
@@ -71,13 +83,13 @@ class SubtaskCheckpointer:
     def complete_async(
         self,
         group: TaskGroup,
-        checkpoint_id: int,
+        barrier: CheckpointBarrier,
         captures: list[StateCapture],
         stats: SubtaskCheckpointStats,
     ) -> None:
         """Record the snapshot as taken and start its asynchronous part in ``group``."""
-        self.last_checkpoint_id = checkpoint_id
-        group.start_soon(self._write_and_acknowledge, checkpoint_id, captures, stats)
+        self.last_checkpoint_id = barrier.checkpoint_id
+        group.start_soon(self._write_and_acknowledge, barrier, captures, stats)
 
     def decline(self, checkpoint_id: int, reason: CheckpointFailureReason, message: str) -> None:
         """Tell the coordinator this subtask will not take part in ``checkpoint_id``."""
@@ -92,12 +104,16 @@ class SubtaskCheckpointer:
             self.context.coordinator.tell_control(message)
 
     async def _write_and_acknowledge(
-        self, checkpoint_id: int, captures: list[StateCapture], stats: SubtaskCheckpointStats
+        self,
+        barrier: CheckpointBarrier,
+        captures: list[StateCapture],
+        stats: SubtaskCheckpointStats,
     ) -> None:
+        checkpoint_id = barrier.checkpoint_id
         started = self.context.clock.now()
         try:
             with HANDOFF.lend():
-                handles = await self._write(checkpoint_id, captures)
+                handles = await self._write(barrier, captures)
         except Exception as error:  # a storage failure declines; it does not fail the job
             self.decline(checkpoint_id, CheckpointFailureReason.STORAGE_FAILED, repr(error))
             return
@@ -115,19 +131,82 @@ class SubtaskCheckpointer:
         )
 
     async def _write(
-        self, checkpoint_id: int, captures: list[StateCapture]
+        self, barrier: CheckpointBarrier, captures: list[StateCapture]
     ) -> dict[str, StateHandle]:
-        encode = partial(_encode_all, captures, self.context.max_parallelism)
-        if sum(capture.entries for capture in captures) <= _INLINE_ENTRIES:
-            encoded = encode()
-        else:
-            encoded = await anyio.to_thread.run_sync(encode)
+        if barrier.options.kind.is_savepoint:
+            return await self._write_savepoint(barrier, captures)
+        plans = self._incremental_plans(captures)
+        bases = {uid: base.keyed for uid, base in plans.items() if base is not None}
+        keyed = {c.uid: c.keyed for c in captures if c.uid in plans}
+        encoded = await self._encode(captures, partial(encode_snapshot), bases)
         handles: dict[str, StateHandle] = {}
         for uid, data in encoded:
-            handles[uid] = await self.context.storage.write_state(
-                self.context.job_name, checkpoint_id, self._file_name(uid), data
+            if uid in plans:
+                handles[uid] = await self._write_increment(barrier, uid, data, plans[uid])
+                self._record(barrier.checkpoint_id, uid, keyed[uid], handles[uid])
+            else:
+                handles[uid] = await self.context.storage.write_state(
+                    self.context.job_name, barrier.checkpoint_id, self._file_name(uid), data
+                )
+        return handles
+
+    async def _write_savepoint(
+        self, barrier: CheckpointBarrier, captures: list[StateCapture]
+    ) -> dict[str, StateHandle]:
+        target = barrier.options.target
+        assert target is not None, "a savepoint needs its target folder"
+        storage = savepoint_folder_for(target)
+        encoder = partial(encode_savepoint_state, codec=self.context.savepoint_codec)
+        handles: dict[str, StateHandle] = {}
+        for uid, data in await self._encode(captures, encoder, {}):
+            handles[uid] = await storage.write_state(
+                self.context.job_name, barrier.checkpoint_id, self._file_name(uid), data
             )
         return handles
+
+    async def _encode(
+        self,
+        captures: list[StateCapture],
+        encoder: Callable[[OperatorSnapshot], bytes],
+        bases: dict[str, KeyedStateSnapshot],
+    ) -> list[tuple[str, bytes]]:
+        encode = partial(_encode_all, captures, self.context.max_parallelism, encoder, bases)
+        if sum(capture.entries for capture in captures) <= _INLINE_ENTRIES:
+            return encode()
+        return await anyio.to_thread.run_sync(encode)
+
+    def _incremental_plans(self, captures: list[StateCapture]) -> dict[str, Increment | None]:
+        # Per operator with heap keyed state: the base its delta builds on (None: full).
+        if self.incremental is None:
+            return {}
+        return {
+            capture.uid: self.incremental.base_for(capture.uid)
+            for capture in captures
+            if isinstance(capture.keyed, KeyedStateSnapshot)
+        }
+
+    async def _write_increment(
+        self, barrier: CheckpointBarrier, uid: str, data: bytes, base: Increment | None
+    ) -> StateHandle:
+        name = f"{self._file_name(uid)}-{self.context.run_id}-{barrier.checkpoint_id}"
+        handle = await self.context.storage.write_shared(self.context.job_name, name, data)
+        return handle if base is None else replace(handle, shared=base.chain())
+
+    def _record(
+        self, checkpoint_id: int, uid: str, keyed: KeyedSnapshot | None, handle: StateHandle
+    ) -> None:
+        assert self.incremental is not None and isinstance(keyed, KeyedStateSnapshot)
+        self.incremental.written(checkpoint_id, uid, Increment(keyed, handle))
+
+    def notify_complete(self, checkpoint_id: int) -> None:
+        """Deltas of later checkpoints may build on what ``checkpoint_id`` wrote."""
+        if self.incremental is not None:
+            self.incremental.completed(checkpoint_id)
+
+    def notify_aborted(self, checkpoint_id: int) -> None:
+        """What ``checkpoint_id`` wrote is deleted: nothing may build on it."""
+        if self.incremental is not None:
+            self.incremental.aborted(checkpoint_id)
 
     def _file_name(self, uid: str) -> str:
         safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in uid)
@@ -135,14 +214,19 @@ class SubtaskCheckpointer:
         return f"{safe}-{tag:08x}-{self.context.subtask.subtask_index}"
 
 
-def _encode_all(captures: list[StateCapture], max_parallelism: int) -> list[tuple[str, bytes]]:
+def _encode_all(
+    captures: list[StateCapture],
+    max_parallelism: int,
+    encode: Callable[[OperatorSnapshot], bytes],
+    bases: dict[str, KeyedStateSnapshot],
+) -> list[tuple[str, bytes]]:
     # In a worker thread this is one call, and the captures are taken out of the list so
     # that their large copies are freed there, not on the event loop.
     encoded = []
     while captures:
         capture = captures.pop()
-        snapshot = capture.materialize(max_parallelism)
+        snapshot = capture.materialize(max_parallelism, bases.get(capture.uid))
         if not snapshot.is_empty:
-            encoded.append((capture.uid, encode_snapshot(snapshot)))
+            encoded.append((capture.uid, encode(snapshot)))
         del capture, snapshot
     return encoded

@@ -4,11 +4,21 @@ Keyed state (``ValueState``, ``ListState``, ``MapState``, ``ReducingState``,
 ``AggregatingState``) is declared with descriptors on a ``KeyedStateStore``; operator state
 (even-split and union list state, broadcast state) on an ``OperatorStateStore``. Both take
 consistent snapshots cheaply on the event loop; ``KeyedStateSnapshot.by_key_group`` turns a
-keyed snapshot into plain data off the event loop.
+keyed snapshot into plain data off the event loop. A ``StateBackend`` chooses where keyed state
+lives: ``MemoryStateBackend`` (heap) or ``RocksDBStateBackend`` (disk, extra ``rocksdb``; its
+store is ``lockgate.engine.state.rocksdb_store.RocksDBKeyedStateStore``).
 """
 
 from lockgate.engine.state.aggregate_function import AggregateFunction
 from lockgate.engine.state.aggregating_state import AggregatingState
+from lockgate.engine.state.backend import (
+    KeyedSnapshot,
+    KeyedStateBackend,
+    KeyedStateBackendSpec,
+    MemoryStateBackend,
+    RocksDBStateBackend,
+    StateBackend,
+)
 from lockgate.engine.state.descriptors import (
     AggregatingStateDescriptor,
     ListStateDescriptor,
@@ -30,6 +40,9 @@ __all__ = [
     "AggregateFunction",
     "AggregatingState",
     "AggregatingStateDescriptor",
+    "KeyedSnapshot",
+    "KeyedStateBackend",
+    "KeyedStateBackendSpec",
     "KeyedStateSnapshot",
     "KeyedStateStatistics",
     "KeyedStateStore",
@@ -37,10 +50,13 @@ __all__ = [
     "ListStateDescriptor",
     "MapState",
     "MapStateDescriptor",
+    "MemoryStateBackend",
     "OperatorStateSnapshot",
     "OperatorStateStore",
     "ReducingState",
     "ReducingStateDescriptor",
+    "RocksDBStateBackend",
+    "StateBackend",
     "StateDescriptor",
     "StateTtlConfig",
     "ValueState",

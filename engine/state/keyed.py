@@ -21,6 +21,7 @@ from lockgate.engine.state.keyed_snapshot import KeyedStateSnapshot
 from lockgate.engine.state.list_state import ListState
 from lockgate.engine.state.map_state import MapState
 from lockgate.engine.state.reducing_state import ReducingState
+from lockgate.engine.state.state_kinds import StateKinds
 from lockgate.engine.state.ttl import TtlPolicy
 from lockgate.engine.state.ttl_container_state import (
     TtlAggregatingState,
@@ -110,6 +111,9 @@ class KeyedStateStore:
     Snapshots hold only plain values, no deadlines, because the clock is monotonic and its
     times mean nothing to another process: a restored value gets a full ``ttl`` from the
     moment it was restored. Statistics count expired entries that were not accessed yet.
+
+    Each state's kind (``kind_of``) is recorded: snapshots carry ``kinds``, and declaring a
+    restored state as another kind raises ``IncompatibleState`` naming ``owner``.
     """
 
     __slots__ = (
@@ -117,6 +121,7 @@ class KeyedStateStore:
         "_copies",
         "_declared",
         "_expiring",
+        "_kinds",
         "_plain",
         "_policies",
         "_restored_at",
@@ -126,7 +131,8 @@ class KeyedStateStore:
         "tables",
     )
 
-    def __init__(self, clock: Clock | None = None) -> None:
+    def __init__(self, clock: Clock | None = None, *, owner: str | None = None) -> None:
+        """Read time (for TTLs) from ``clock``; ``owner`` names the operator in errors."""
         self.tables: dict[str, dict[Any, Any]] = {}
         self.current_key: Any = None
         self.epoch = 0
@@ -138,6 +144,12 @@ class KeyedStateStore:
         self._policies: dict[str, TtlPolicy] = {}
         self._restored_at = 0.0
         self._copies = 0
+        self._kinds = StateKinds(owner)
+
+    @property
+    def has_states(self) -> bool:
+        """Whether any state was declared or restored."""
+        return bool(self.tables) or bool(self._kinds.snapshot())
 
     def table(self, descriptor: StateDescriptor) -> dict[Any, Any]:
         """Return the raw table behind ``descriptor``, declaring it on first use.
@@ -148,6 +160,7 @@ class KeyedStateStore:
 
         Raises:
             ValueError: ``descriptor.name`` was declared before with another descriptor.
+            IncompatibleState: the state was restored as another kind.
         """
         known = self._declared.get(descriptor.name)
         if known is None:
@@ -186,6 +199,7 @@ class KeyedStateStore:
         Raises:
             ValueError: the name was declared before with another descriptor.
             TypeError: ``descriptor`` is not one of the five keyed state descriptors.
+            IncompatibleState: the state was restored as another kind.
         """
         if not isinstance(descriptor, _KEYED):
             raise TypeError(
@@ -223,19 +237,31 @@ class KeyedStateStore:
         tables = {name: table.copy() for name, table in self.tables.items() if table}
         plain = {name: self._plain[name] for name in tables.keys() & self._plain.keys()}
         self.epoch += 1
+        kinds = self._kinds.snapshot()
         if not self._expiring:
-            return KeyedStateSnapshot(tables, plain)
+            return KeyedStateSnapshot(tables, plain, kinds=kinds)
         expiring = {name: self._expiring[name] for name in tables.keys() & self._expiring.keys()}
-        return KeyedStateSnapshot(tables, plain, expiring=expiring, time=self._clock.now())
+        return KeyedStateSnapshot(
+            tables, plain, expiring=expiring, time=self._clock.now(), kinds=kinds
+        )
 
-    def restore(self, groups: Mapping[int, Mapping[str, Mapping[Any, Any]]]) -> None:
+    def restore(
+        self,
+        groups: Mapping[int, Mapping[str, Mapping[Any, Any]]],
+        kinds: Mapping[str, str] | None = None,
+    ) -> None:
         """Load key group -> state name -> key -> plain value, as ``by_key_group`` returns.
 
         Meant for a fresh store: every key of the given key groups is loaded, for any state
         name, declared or not (a later declaration finds its table). The given lists and
         dicts are never changed: the first write to a restored container copies it. Values of
         states with a TTL expire ``ttl`` after the restore (see the class docstring).
+        ``kinds`` (state name -> kind) are remembered, and kept in later snapshots.
+
+        Raises:
+            IncompatibleState: a state was declared before as another kind.
         """
+        self._kinds.restore(kinds or {})
         self._restored_at = self._clock.now()
         for states in groups.values():
             for name, values in states.items():
@@ -249,6 +275,9 @@ class KeyedStateStore:
         """Return how many states and entries the store holds, and its snapshot counters."""
         entries = sum(len(table) for table in self.tables.values())
         return KeyedStateStatistics(len(self.tables), entries, self.epoch, self._copies)
+
+    def close(self) -> None:
+        """Release nothing: heap state goes with the store (``KeyedStateBackend`` asks it)."""
 
     def _ttl_state(self, descriptor: StateDescriptor, table: dict[Any, Any]) -> Any:
         policy = self._policies[descriptor.name]
@@ -266,6 +295,7 @@ class KeyedStateStore:
                 return TtlAggregatingState(self, table, descriptor.aggregate_function, policy)
 
     def _declare(self, descriptor: StateDescriptor) -> dict[Any, Any]:
+        self._kinds.declare(descriptor)
         self._declared[descriptor.name] = descriptor
         table = self.tables.setdefault(descriptor.name, {})
         if descriptor.ttl is not None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from typing import Any
 
@@ -12,6 +12,9 @@ from lockgate.engine.state.ttl import EXPIRED
 __all__ = ["KeyedStateSnapshot"]
 
 KeyGroups = dict[int, dict[str, dict[Any, Any]]]
+Deletions = dict[int, dict[str, list[Any]]]
+
+_MISSING = object()
 
 
 class KeyedStateSnapshot:
@@ -23,7 +26,7 @@ class KeyedStateSnapshot:
     run in a worker thread while the event loop keeps writing to the store.
     """
 
-    __slots__ = ("_expiring", "_plain", "_tables", "_time")
+    __slots__ = ("_expiring", "_plain", "_tables", "_time", "kinds")
 
     def __init__(
         self,
@@ -32,12 +35,15 @@ class KeyedStateSnapshot:
         *,
         expiring: Mapping[str, Callable[[Any, float], Any]] | None = None,
         time: float = 0.0,
+        kinds: Mapping[str, str] | None = None,
     ) -> None:
         """Wrap ``tables`` (private copies) whose ``plain`` names hold ``StateEntry`` values.
 
         The ``expiring`` names have a TTL: their export turns a stored value into a plain one,
         or into ``EXPIRED`` if it had expired at ``time``, the clock time of the snapshot.
+        ``kinds`` maps every declared or restored state name to its kind (``kind_of``).
         """
+        self.kinds = dict(kinds or {})
         self._tables = tables
         self._plain = dict(plain)
         self._expiring = dict(expiring or {})
@@ -74,6 +80,45 @@ class KeyedStateSnapshot:
                 groups.setdefault(group, {})[name] = part
         return groups
 
+    def delta_by_key_group(
+        self, base: KeyedStateSnapshot, max_parallelism: int
+    ) -> tuple[KeyGroups, Deletions]:
+        """Return what changed since ``base``, an earlier snapshot of the same store.
+
+        Upserts come as ``by_key_group`` gives values; deletions as key group -> state name
+        -> keys. A value changed when the snapshot holds another object than ``base`` does:
+        stores replace values wholesale and copy containers before changing them, so the
+        same object is the same value. Applying the delta to ``base.by_key_group`` gives
+        ``self.by_key_group``; values with a TTL that expired since count as deleted.
+        """
+        group_of = partial(key_group_for, max_parallelism=max_parallelism)
+        upserts: KeyGroups = {}
+        deletions: Deletions = {}
+        for name, table in self._tables.items():
+            old = base._tables.get(name, {})
+            changed, expired = self._changes(name, table, old)
+            for key, value in changed:
+                upserts.setdefault(group_of(key), {}).setdefault(name, {})[key] = value
+            _delete(deletions, name, expired, group_of)
+        for name, old in base._tables.items():
+            _delete(deletions, name, old.keys() - self._tables.get(name, {}).keys(), group_of)
+        return upserts, deletions
+
+    def _changes(
+        self, name: str, table: dict[Any, Any], old: dict[Any, Any]
+    ) -> tuple[list[tuple[Any, Any]], list[Any]]:
+        get = old.get
+        export = self._expiring.get(name)
+        if export is None:
+            to_plain = self._plain.get(name)
+            changed = [(k, v) for k, v in table.items() if get(k, _MISSING) is not v]
+            if to_plain is not None:
+                changed = [(k, to_plain(entry.value)) for k, entry in changed]
+            return changed, []
+        exported = [(k, export(v, self._time), get(k, _MISSING) is not v) for k, v in table.items()]
+        expired = [k for k, value, _ in exported if value is EXPIRED and k in old]
+        return [(k, value) for k, value, new in exported if new and value is not EXPIRED], expired
+
     def _split(
         self, name: str, table: dict[Any, Any], group_of: Callable[[Any], int]
     ) -> dict[int, dict[Any, Any]]:
@@ -106,6 +151,13 @@ class KeyedStateSnapshot:
     def __repr__(self) -> str:
         sizes = ", ".join(f"{name}={len(table)}" for name, table in self._tables.items())
         return f"<KeyedStateSnapshot {sizes or 'empty'}>"
+
+
+def _delete(
+    deletions: Deletions, name: str, keys: Iterable[Any], group_of: Callable[[Any], int]
+) -> None:
+    for key in keys:
+        deletions.setdefault(group_of(key), {}).setdefault(name, []).append(key)
 
 
 def _key_group_cache(max_parallelism: int) -> Callable[[Any], int]:

@@ -114,6 +114,11 @@ class OperatorStateStore:
         """Never called: no container of operator state is shared with a snapshot."""
 
     def _table(self, descriptor: StateDescriptor, mode: _Mode) -> dict[Any, StateEntry[Any]]:
+        if descriptor.ttl is not None:
+            raise ValueError(
+                f"operator state '{descriptor.name}' has a TTL, but only keyed state can "
+                "expire (as in Flink); drop ttl= from its descriptor, or keep it as keyed state"
+            )
         self._check_mode(descriptor.name, mode)
         known = self._declared.setdefault(descriptor.name, descriptor)
         if known != descriptor:

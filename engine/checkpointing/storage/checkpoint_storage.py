@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Protocol, runtime_checkable
 
 from lockgate.engine.checkpointing.errors import (
@@ -34,6 +34,19 @@ class CheckpointStorage(Protocol):
 
     async def read_state(self, handle: StateHandle) -> bytes:
         """Return the bytes ``handle`` refers to, verified against its size and checksum."""
+        ...
+
+    async def write_shared(self, job: str, name: str, data: bytes) -> StateHandle:
+        """Store ``data`` as the file ``name`` of ``job``'s shared folder (``<job>/shared``).
+
+        Shared files belong to no single checkpoint: incremental snapshots of later
+        checkpoints build on them. ``discard`` leaves them; ``discard_shared`` removes them
+        once no retained checkpoint references them.
+        """
+        ...
+
+    async def discard_shared(self, handles: Iterable[StateHandle]) -> None:
+        """Remove the shared files ``handles`` name; files already gone are fine."""
         ...
 
     async def write_metadata(self, metadata: CheckpointMetadata) -> str:

@@ -21,6 +21,8 @@ from __future__ import annotations
 import os
 import shutil
 import uuid
+from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 
 import anyio.to_thread
@@ -32,6 +34,7 @@ from lockgate.engine.checkpointing.metadata import CheckpointMetadata
 from lockgate.engine.checkpointing.storage.checkpoint_storage import newest_readable
 from lockgate.engine.checkpointing.storage.layout import (
     METADATA_NAME,
+    SHARED_FOLDER,
     check_job_name,
     check_state_name,
     checkpoint_folder,
@@ -39,7 +42,7 @@ from lockgate.engine.checkpointing.storage.layout import (
     temporary_metadata_name,
 )
 
-__all__ = ["FileSystemCheckpointStorage"]
+__all__ = ["FileSystemCheckpointStorage", "FileSystemSavepointFolder"]
 
 _FILE_SCHEME = "file://"
 
@@ -65,6 +68,17 @@ class FileSystemCheckpointStorage:
     async def read_state(self, handle: StateHandle) -> bytes:
         """Read the file at ``handle.location``, verified against its size and checksum."""
         return await anyio.to_thread.run_sync(_read_state, handle)
+
+    async def write_shared(self, job: str, name: str, data: bytes) -> StateHandle:
+        """Write ``data`` durably to ``<base>/<job>/shared/<name>``."""
+        path = self.base_path / check_job_name(job) / SHARED_FOLDER / check_state_name(name)
+        handle = await anyio.to_thread.run_sync(_write_state, path, data)
+        return replace(handle, is_shared=True)
+
+    async def discard_shared(self, handles: Iterable[StateHandle]) -> None:
+        """Delete the shared files ``handles`` name."""
+        paths = [Path(handle.location) for handle in handles]
+        await anyio.to_thread.run_sync(_unlink_all, paths)
 
     async def write_metadata(self, metadata: CheckpointMetadata) -> str:
         """Write ``<base>/<job>/chk-<id>/_metadata`` atomically; return its absolute path."""
@@ -103,6 +117,20 @@ class FileSystemCheckpointStorage:
         return f"FileSystemCheckpointStorage({str(self.base_path)!r})"
 
 
+class FileSystemSavepointFolder(FileSystemCheckpointStorage):
+    """One savepoint's folder: state files and ``_metadata`` go straight into ``base_path``.
+
+    A savepoint is written by the job like a checkpoint, but lives in a folder of its own
+    that its owner may move: its metadata names the files beside it relatively.
+    """
+
+    def _folder(self, job: str, checkpoint_id: int) -> Path:
+        return self.base_path
+
+    def __repr__(self) -> str:
+        return f"FileSystemSavepointFolder({str(self.base_path)!r})"
+
+
 def _write_state(path: Path, data: bytes) -> StateHandle:
     _write_durably(path, data)
     return StateHandle(str(path), len(data), checksum_of(data))
@@ -124,7 +152,8 @@ def _write_metadata(path: Path, metadata: CheckpointMetadata, base_path: Path) -
 
 
 def _read_metadata(path: Path) -> CheckpointMetadata:
-    return CheckpointMetadata.from_bytes(_read(path), location=str(path))
+    metadata = CheckpointMetadata.from_bytes(_read(path), location=str(path))
+    return metadata.resolved(str(path.parent))
 
 
 def _completed_ids(job_folder: Path) -> list[int]:
@@ -144,6 +173,11 @@ def _discard(folder: Path) -> None:
     (folder / METADATA_NAME).unlink(missing_ok=True)
     _fsync_folder(folder)
     shutil.rmtree(folder)
+
+
+def _unlink_all(paths: list[Path]) -> None:
+    for path in paths:
+        path.unlink(missing_ok=True)
 
 
 def _write_durably(path: Path, data: bytes) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 __all__ = [
     "METADATA_NAME",
+    "SHARED_FOLDER",
     "checkpoint_folder",
     "checkpoint_id_of",
     "check_job_name",
@@ -17,6 +18,9 @@ __all__ = [
 
 METADATA_NAME = "_metadata"
 """The file whose presence makes a checkpoint folder a checkpoint."""
+
+SHARED_FOLDER = "shared"
+"""The folder beside the ``chk-<id>`` folders holding files incremental snapshots share."""
 
 _FOLDER_PREFIX = "chk-"
 _TEMPORARY_PREFIX = f".{METADATA_NAME}."

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from lockgate.engine.checkpointing.checksum import checksum_of, verify_state
 from lockgate.engine.checkpointing.errors import CheckpointNotFound
 from lockgate.engine.checkpointing.messages import StateHandle
@@ -9,6 +11,7 @@ from lockgate.engine.checkpointing.metadata import CheckpointMetadata
 from lockgate.engine.checkpointing.storage.checkpoint_storage import newest_readable
 from lockgate.engine.checkpointing.storage.layout import (
     METADATA_NAME,
+    SHARED_FOLDER,
     check_job_name,
     check_state_name,
     checkpoint_folder,
@@ -43,6 +46,17 @@ class MemoryCheckpointStorage:
     async def read_state(self, handle: StateHandle) -> bytes:
         """Return the bytes at ``handle.location``, verified against its size and checksum."""
         return verify_state(handle, self._read(handle.location))
+
+    async def write_shared(self, job: str, name: str, data: bytes) -> StateHandle:
+        """Store ``data`` as ``memory://<job>/shared/<name>``."""
+        location = f"{_SCHEME}{check_job_name(job)}/{SHARED_FOLDER}/{check_state_name(name)}"
+        self._files[location] = bytes(data)
+        return StateHandle(location, len(data), checksum_of(data), is_shared=True)
+
+    async def discard_shared(self, handles: Iterable[StateHandle]) -> None:
+        """Remove the shared files ``handles`` name."""
+        for handle in handles:
+            self._files.pop(handle.location, None)
 
     async def write_metadata(self, metadata: CheckpointMetadata) -> str:
         """Store the metadata as ``memory://<job>/chk-<id>/_metadata`` and return that."""

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from types import TracebackType
@@ -47,6 +47,7 @@ from lockgate.engine.checkpointing.metadata import CheckpointMetadata
 from lockgate.engine.checkpointing.storage.checkpoint_storage import newest_readable
 from lockgate.engine.checkpointing.storage.layout import (
     METADATA_NAME,
+    SHARED_FOLDER,
     check_job_name,
     check_state_name,
     checkpoint_folder,
@@ -66,6 +67,7 @@ __all__ = [
     "ENDPOINT_VARIABLES",
     "S3_ERRORS",
     "S3CheckpointStorage",
+    "S3SavepointFolder",
     "S3Client",
     "S3Connection",
     "S3ConnectionStatistics",
@@ -224,9 +226,7 @@ class S3CheckpointStorage:
         self, job: str, checkpoint_id: int, name: str, data: bytes
     ) -> StateHandle:
         """Put ``data`` at ``<prefix>/<job>/chk-<id>/<name>``."""
-        key = self._key(
-            check_job_name(job), checkpoint_folder(checkpoint_id), check_state_name(name)
-        )
+        key = self._key(self._folder_key(job, checkpoint_id), check_state_name(name))
         await self._put(key, data)
         return StateHandle(_url(self.bucket, key), len(data), checksum_of(data))
 
@@ -234,17 +234,32 @@ class S3CheckpointStorage:
         """Get the object at ``handle.location``, verified against its size and checksum."""
         return verify_state(handle, await self._get(handle.location))
 
+    async def write_shared(self, job: str, name: str, data: bytes) -> StateHandle:
+        """Put ``data`` at ``<prefix>/<job>/shared/<name>``."""
+        key = self._key(check_job_name(job), SHARED_FOLDER, check_state_name(name))
+        await self._put(key, data)
+        return StateHandle(_url(self.bucket, key), len(data), checksum_of(data), is_shared=True)
+
+    async def discard_shared(self, handles: Iterable[StateHandle]) -> None:
+        """Delete the shared objects ``handles`` name."""
+        locations = [split_s3_url(handle.location, what="shared file") for handle in handles]
+        async with self.connection.client() as client:
+            for bucket, key in locations:
+                with self._translated("delete", _url(bucket, key)):
+                    await client.delete_object(Bucket=bucket, Key=key)
+
     async def write_metadata(self, metadata: CheckpointMetadata) -> str:
         """Put ``<prefix>/<job>/chk-<id>/_metadata`` in one request; return its location."""
-        job = check_job_name(metadata.job_name)
-        key = self._key(job, checkpoint_folder(metadata.checkpoint_id), METADATA_NAME)
+        folder = self._folder_key(metadata.job_name, metadata.checkpoint_id)
+        key = self._key(folder, METADATA_NAME)
         await self._put(key, metadata.to_bytes())
         return _url(self.bucket, key)
 
     async def read_metadata(self, location: str) -> CheckpointMetadata:
         """Read the metadata at ``location``: a ``_metadata`` object or a ``chk-<id>`` prefix."""
         location = _metadata_location(location)
-        return CheckpointMetadata.from_bytes(await self._get(location), location=location)
+        metadata = CheckpointMetadata.from_bytes(await self._get(location), location=location)
+        return metadata.resolved(location.rsplit("/", 1)[0])
 
     async def latest(self, job: str) -> CheckpointMetadata | None:
         """Return the newest readable checkpoint of ``job``, or ``None``."""
@@ -268,13 +283,16 @@ class S3CheckpointStorage:
 
     async def discard(self, job: str, checkpoint_id: int) -> None:
         """Delete every object under ``chk-<id>/``, metadata first; nothing there is fine."""
-        folder = self._key(check_job_name(job), checkpoint_folder(checkpoint_id))
+        folder = self._key(self._folder_key(job, checkpoint_id))
         async with self.connection.client() as client:
             with self._translated("delete", _url(self.bucket, folder)):
                 await client.delete_object(Bucket=self.bucket, Key=f"{folder}/{METADATA_NAME}")
                 await _delete_keys(
                     client, self.bucket, await list_keys(client, self.bucket, folder + "/")
                 )
+
+    def _folder_key(self, job: str, checkpoint_id: int) -> str:
+        return f"{check_job_name(job)}/{checkpoint_folder(checkpoint_id)}"
 
     def _key(self, *segments: str) -> str:
         return "/".join(part for part in (self.prefix, *segments) if part)
@@ -323,6 +341,20 @@ class S3CheckpointStorage:
         endpoint = self.connection.endpoint_url
         options = f", endpoint_url={endpoint!r}" if endpoint else ""
         return f"S3CheckpointStorage({self.url!r}{options})"
+
+
+class S3SavepointFolder(S3CheckpointStorage):
+    """One savepoint's prefix: state objects and ``_metadata`` go straight under ``prefix``.
+
+    Its metadata names the objects beside it relatively, so the prefix may be copied
+    elsewhere and restored from there.
+    """
+
+    def _folder_key(self, job: str, checkpoint_id: int) -> str:
+        return ""
+
+    def __repr__(self) -> str:
+        return f"S3SavepointFolder({self.url!r})"
 
 
 def split_s3_url(url: str, *, what: str = "checkpoint storage") -> tuple[str, str]:

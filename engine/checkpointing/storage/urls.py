@@ -19,10 +19,45 @@ from urllib.parse import SplitResult, unquote, urlsplit
 
 from lockgate.engine.checkpointing.errors import UnsupportedCheckpointStorage
 from lockgate.engine.checkpointing.storage.checkpoint_storage import CheckpointStorage
-from lockgate.engine.checkpointing.storage.filesystem import FileSystemCheckpointStorage
+from lockgate.engine.checkpointing.storage.filesystem import (
+    FileSystemCheckpointStorage,
+    FileSystemSavepointFolder,
+)
 from lockgate.engine.checkpointing.storage.memory import MemoryCheckpointStorage
 
-__all__ = ["storage_for"]
+__all__ = ["savepoint_folder_for", "storage_for", "storage_reading"]
+
+
+def savepoint_folder_for(url: str) -> CheckpointStorage:
+    """Return a storage writing one savepoint's files straight into the folder ``url``.
+
+    ``url`` is a ``file://`` URL, an absolute path or an ``s3://`` URL.
+
+    Raises:
+        ValueError: for ``memory://`` (a savepoint must outlive the process) or a URL
+            ``storage_for`` refuses.
+    """
+    storage = storage_for(url)
+    if isinstance(storage, FileSystemCheckpointStorage):
+        return FileSystemSavepointFolder(storage.base_path)
+    if isinstance(storage, MemoryCheckpointStorage):
+        raise ValueError(
+            f"savepoint target {url!r} is in memory, but a savepoint must outlive the job; "
+            "give a file:///absolute/path or an s3://bucket/prefix"
+        )
+    from lockgate.engine.checkpointing.storage.s3 import S3CheckpointStorage, S3SavepointFolder
+
+    assert isinstance(storage, S3CheckpointStorage)
+    return S3SavepointFolder(storage.url)
+
+
+def storage_reading(location: str) -> CheckpointStorage:
+    """Return a storage that reads the checkpoint or savepoint at ``location``.
+
+    ``location`` is a ``_metadata`` file or the folder holding it, as a path, ``file://``
+    URL or ``s3://`` URL; every storage reads absolute locations wherever they point.
+    """
+    return storage_for(location.rstrip("/").rsplit("/", 1)[0] or "/")
 
 
 def storage_for(url: str | None) -> CheckpointStorage:

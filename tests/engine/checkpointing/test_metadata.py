@@ -68,7 +68,7 @@ def test_json_that_is_not_checkpoint_metadata_is_corrupt() -> None:
 
 
 def test_an_unknown_format_version_is_refused_with_both_versions_named() -> None:
-    with pytest.raises(UnsupportedCheckpointVersion, match=r"version 99.*reads version 1"):
+    with pytest.raises(UnsupportedCheckpointVersion, match=r"version 99.*reads versions up to 2"):
         CheckpointMetadata.from_bytes(replace(metadata(), version=99).to_bytes())
 
 

@@ -7,6 +7,7 @@ from lockgate.engine.state import (
     MapStateDescriptor,
     OperatorStateSnapshot,
     OperatorStateStore,
+    StateTtlConfig,
 )
 
 OFFSETS = ListStateDescriptor[int]("offsets")
@@ -129,3 +130,17 @@ def test_repr_shows_each_state_and_its_mode() -> None:
     store.get_union_list_state(SEEN)
 
     assert repr(store) == "<OperatorStateStore seen=union list>"
+
+
+@pytest.mark.parametrize("declare", ["list", "union", "broadcast"])
+def test_operator_state_refuses_a_ttl_naming_the_state(declare: str) -> None:
+    store = OperatorStateStore()
+    ttl = StateTtlConfig(5.0)
+
+    with pytest.raises(ValueError, match="operator state 'expiring' has a TTL"):
+        if declare == "broadcast":
+            store.get_broadcast_state(MapStateDescriptor[str, int]("expiring", ttl=ttl))
+        elif declare == "union":
+            store.get_union_list_state(ListStateDescriptor[int]("expiring", ttl=ttl))
+        else:
+            store.get_list_state(ListStateDescriptor[int]("expiring", ttl=ttl))

@@ -1,0 +1,91 @@
+"""What ``execute(restore_from=..., claim_mode=...)`` accepts, and how it is resolved."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
+
+from lockgate.engine.checkpointing.metadata import CheckpointMetadata
+from lockgate.engine.checkpointing.storage import (
+    CheckpointStorage,
+    FileSystemCheckpointStorage,
+    MemoryCheckpointStorage,
+    storage_reading,
+)
+from lockgate.engine.errors import RestoreError
+from lockgate.engine.runtime.job_master import RestoreSettings
+
+__all__ = ["ClaimMode", "RestoreFrom", "RestoreOptions", "check_claim_mode", "resolve_restore"]
+
+RestoreFrom: TypeAlias = str | CheckpointMetadata | None
+ClaimMode: TypeAlias = Literal["no_claim", "claim"]
+
+_CLAIM_MODES = ("no_claim", "claim")
+
+
+@dataclass(frozen=True, slots=True)
+class RestoreOptions:
+    """How to treat the snapshot a job restores from."""
+
+    allow_non_restored_state: bool = False
+    claim: bool = False
+
+
+def check_claim_mode(claim_mode: str) -> bool:
+    """Return whether ``claim_mode`` claims the snapshot; raise ``ValueError`` if unknown."""
+    if claim_mode not in _CLAIM_MODES:
+        raise ValueError(
+            f"claim_mode must be 'no_claim' (the job never deletes the snapshot) or 'claim' "
+            f"(the job deletes it once subsumed); got {claim_mode!r}"
+        )
+    return claim_mode == "claim"
+
+
+async def resolve_restore(
+    storage: CheckpointStorage, job: str, restore_from: RestoreFrom, options: RestoreOptions
+) -> RestoreSettings | None:
+    """Read the metadata ``restore_from`` names, with a storage that can read its files.
+
+    A location in the job's own kind of storage is read with it (its credentials and
+    endpoint); any other path or URL with a storage made for it.
+
+    Raises:
+        RestoreError: ``"latest"`` finds no completed checkpoint, or ``claim`` is asked for a
+            snapshot given as metadata (the job would not know what to delete).
+    """
+    if restore_from is None:
+        return None
+    if isinstance(restore_from, CheckpointMetadata):
+        if options.claim:
+            raise RestoreError(
+                f"cannot claim checkpoint {restore_from.checkpoint_id} given as metadata; pass "
+                "its location to claim it, or restore it with claim_mode='no_claim'"
+            )
+        return RestoreSettings(restore_from, storage, "", options.allow_non_restored_state)
+    if restore_from == "latest":
+        return await _latest(storage, job, options)
+    reader = storage if _reads(storage, restore_from) else storage_reading(restore_from)
+    metadata = await reader.read_metadata(restore_from)
+    return RestoreSettings(
+        metadata, reader, restore_from, options.allow_non_restored_state, options.claim
+    )
+
+
+async def _latest(storage: CheckpointStorage, job: str, options: RestoreOptions) -> RestoreSettings:
+    latest = await storage.latest(job)
+    if latest is None:
+        raise RestoreError(
+            f"job '{job}' has no completed checkpoint in {storage!r}; start it without "
+            "restore_from, or point the storage at its checkpoints"
+        )
+    return RestoreSettings(
+        latest, storage, "", options.allow_non_restored_state, claim=options.claim
+    )
+
+
+def _reads(storage: CheckpointStorage, location: str) -> bool:
+    if isinstance(storage, MemoryCheckpointStorage):
+        return location.startswith("memory://")
+    if isinstance(storage, FileSystemCheckpointStorage):
+        return location.startswith(("/", "file://"))
+    return location.startswith(("s3://", "s3a://"))

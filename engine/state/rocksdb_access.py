@@ -1,0 +1,130 @@
+"""StateAccess: how a RocksDB state handle reads and writes the entries of the current key."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, Protocol
+
+from rocksdict import Rdict, WriteBatch
+
+from lockgate.engine.clock import Clock
+from lockgate.engine.state.rocksdb_database import Entry, scan
+from lockgate.engine.state.rocksdb_keys import KeyCodec, prefix_end
+from lockgate.engine.state.rocksdb_values import PLAIN, split, stamped
+from lockgate.engine.state.ttl import StateTtlConfig, TtlPolicy
+
+__all__ = ["RestoreScope", "StateAccess"]
+
+_NO_KEY: Any = object()
+
+
+class RestoreScope(Protocol):
+    """The key state handles work on now, and when state was last restored (for TTLs)."""
+
+    @property
+    def current_key(self) -> Any:
+        """The key of the record being processed."""
+
+    @property
+    def restored_at(self) -> float:
+        """The clock time of the last restore (0.0 if none)."""
+
+
+class StateAccess:
+    """The entries of one state, read and written for the scope's current key, with its TTL.
+
+    Without a TTL, values are stored plain. With one, every write stamps a fresh deadline;
+    a read never returns an expired value and deletes it; ``read`` refreshes the deadline
+    when the TTL says reads do, ``live`` never does. Values restored without a deadline
+    expire ``ttl`` after the restore.
+    """
+
+    __slots__ = ("_db", "_last", "_locate", "_policy", "_scope", "_ttl", "state_id")
+
+    def __init__(
+        self,
+        scope: RestoreScope,
+        db: Rdict,
+        codec: KeyCodec,
+        state_id: bytes,
+        ttl: StateTtlConfig | None,
+        clock: Clock,
+    ) -> None:
+        self._scope = scope
+        self._db = db
+        self._locate = codec.locate
+        self._last: tuple[Any, bytes] = (_NO_KEY, b"")  # a key and its RocksDB key
+        self.state_id = state_id
+        self._policy = None if ttl is None else TtlPolicy(ttl, clock)
+        self._ttl = 0.0 if ttl is None else ttl.ttl
+
+    def key(self) -> bytes:
+        """Return the RocksDB key (or, for a map, the key prefix) of the current key."""
+        return self.key_of(self._scope.current_key)
+
+    def key_of(self, key: Any) -> bytes:
+        """Return the RocksDB key (or, for a map, the key prefix) of ``key``."""
+        last_key, db_key = self._last
+        if key is not last_key:  # a read and a write of one record share the encoding
+            group, frame = self._locate(key)
+            db_key = group + self.state_id + frame
+            self._last = (key, db_key)
+        return db_key
+
+    def read(self, db_key: bytes) -> bytes | None:
+        """Return the live payload under ``db_key``, refreshed if reads refresh; else None."""
+        stored = self._db.get(db_key)
+        if stored is None:
+            return None
+        return stored[1:] if self._policy is None else self._checked(db_key, stored, refresh=True)
+
+    def live(self, db_key: bytes) -> bytes | None:
+        """Return the live payload under ``db_key`` without refreshing it; else None."""
+        stored = self._db.get(db_key)
+        if stored is None:
+            return None
+        return stored[1:] if self._policy is None else self._checked(db_key, stored, refresh=False)
+
+    def checked(self, db_key: bytes, stored: bytes) -> bytes | None:
+        """Return the payload of a scanned entry if live (refreshed if reads refresh)."""
+        return stored[1:] if self._policy is None else self._checked(db_key, stored, refresh=True)
+
+    def write(self, db_key: bytes, payload: bytes) -> None:
+        """Store ``payload`` under ``db_key``, with a fresh deadline if the state has a TTL."""
+        if self._policy is None:
+            self._db[db_key] = PLAIN + payload
+        else:
+            self._db[db_key] = stamped(payload, self._policy.deadline())
+
+    def stored(self, payload: bytes) -> bytes:
+        """Return ``payload`` as it is stored: plain, or with a fresh deadline."""
+        if self._policy is None:
+            return PLAIN + payload
+        return stamped(payload, self._policy.deadline())
+
+    def delete(self, db_key: bytes) -> None:
+        """Remove the entry under ``db_key``, if there is one."""
+        self._db.delete(db_key)
+
+    def scan(self, prefix: bytes) -> Iterator[Entry]:
+        """Yield every (key, stored value) whose key starts with ``prefix``, in key order."""
+        return scan(self._db, prefix, prefix_end(prefix))
+
+    def apply(self, batch: WriteBatch) -> None:
+        """Write ``batch`` atomically."""
+        self._db.write(batch)
+
+    def _checked(self, db_key: bytes, stored: bytes, *, refresh: bool) -> bytes | None:
+        assert self._policy is not None
+        deadline, payload = split(stored)
+        if deadline is None:  # restored: it lives a full ttl from the restore
+            deadline = self._scope.restored_at + self._ttl
+        if deadline <= self._policy.now():
+            self._db.delete(db_key)
+            return None
+        if refresh and self._policy.refreshes_on_read:
+            self._db[db_key] = stamped(payload, self._policy.deadline())
+        return payload
+
+    def __repr__(self) -> str:
+        return f"<StateAccess state_id={self.state_id.hex()} ttl={self._policy is not None}>"

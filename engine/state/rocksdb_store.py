@@ -1,0 +1,324 @@
+"""RocksDBKeyedStateStore: the keyed state of one operator subtask, on disk in RocksDB.
+
+Layout: one RocksDB database per operator subtask and attempt, one column family (the
+default) for every state, and keys that begin with the key group, then a two-byte state id
+(see ``rocksdb_keys``). A prefix rather than a column family per state, because with the key
+group first a whole key group of every state is one contiguous key range: a snapshot is split
+by key group in one ordered pass, and the seam for incremental checkpoints and rescaling
+(ingesting or deleting whole key-group ranges, as Flink's RocksDB backend does within each of
+its column families) needs no per-state bookkeeping. State ids are private to one database:
+snapshots hold state names, and every attempt starts from a new database.
+
+Values are pickled (see ``rocksdb_values``); a map stores one entry per user key, so map
+access never reads the whole map. Only a bounded cache of encoded keys lives in Python: the
+state itself lives in RocksDB, and may be larger than memory.
+
+Snapshots: ``snapshot`` creates a RocksDB iterator, which pins the database version current at
+that instant (memtables and SST files) at O(1) cost; ``by_key_group`` walks it later, in a
+worker thread. (``Rdict.snapshot()`` is not used: rocksdict 0.3 iterates such snapshots over
+the live data.) ``StateDatabase.snapshot`` is the one place a view is taken: incremental
+checkpoints would take a RocksDB checkpoint there instead (``rocksdict.Checkpoint``: a flush
+and hard links to the immutable SST files) and upload only the files the previous checkpoint
+did not have.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any, TypeVar, overload
+
+from lockgate.engine.clock import Clock, SystemClock
+from lockgate.engine.state.aggregating_state import AggregatingState
+from lockgate.engine.state.descriptors import (
+    AggregatingStateDescriptor,
+    ListStateDescriptor,
+    MapStateDescriptor,
+    ReducingStateDescriptor,
+    StateDescriptor,
+    ValueStateDescriptor,
+)
+from lockgate.engine.state.keyed import KeyedStateStatistics
+from lockgate.engine.state.list_state import ListState
+from lockgate.engine.state.map_state import MapState
+from lockgate.engine.state.reducing_state import ReducingState
+from lockgate.engine.state.rocksdb_access import StateAccess
+from lockgate.engine.state.rocksdb_database import StateDatabase
+from lockgate.engine.state.rocksdb_keys import KeyCodec, state_id_bytes, unframe
+from lockgate.engine.state.rocksdb_loader import StateLoader
+from lockgate.engine.state.rocksdb_map_state import RocksDBMapState
+from lockgate.engine.state.rocksdb_snapshot import RocksDBKeyedStateSnapshot, StateFormat
+from lockgate.engine.state.rocksdb_states import (
+    RocksDBAggregatingState,
+    RocksDBListState,
+    RocksDBReducingState,
+    RocksDBTable,
+    RocksDBValueState,
+)
+from lockgate.engine.state.state_kinds import StateKinds
+from lockgate.engine.state.value_state import ValueState
+
+__all__ = ["RocksDBKeyedStateStore"]
+
+V = TypeVar("V")
+UK = TypeVar("UK")
+UV = TypeVar("UV")
+IN = TypeVar("IN")
+ACC = TypeVar("ACC")
+OUT = TypeVar("OUT")
+
+_KEYED = (
+    ValueStateDescriptor,
+    ListStateDescriptor,
+    MapStateDescriptor,
+    ReducingStateDescriptor,
+    AggregatingStateDescriptor,
+)
+_TABLE_KINDS = ("value", "reducing")
+_RESHAPED_KINDS = ("list", "map")  # stored otherwise than as one pickled value per key
+_KEY_START = 4
+
+
+class RocksDBKeyedStateStore:
+    """The keyed state of one operator subtask in a RocksDB database: state larger than memory.
+
+    Same surface and results as ``KeyedStateStore``: reads and writes go to ``current_key``;
+    handles of all five kinds behave as the heap ones, TTL included (values are stored with
+    their deadline, expired ones are never returned, are deleted when accessed and are left
+    out of snapshots; restored values live a full ``ttl`` from the restore). Unlike the heap
+    store, values read are new objects (unpickled), so changing one in place is harmless.
+
+    Invariant: ``snapshot`` is O(1) and consistent: it pins the database as it is (a RocksDB
+    iterator), which ``by_key_group`` reads later, in another thread, while writes go on.
+    The database lives in the folder ``path`` (created on first use; it must not hold a
+    database already), and ``close`` deletes it. Keys are encoded as ``rocksdb_keys`` says:
+    equal keys give equal bytes, and a map state's user keys of types other than str, bytes,
+    int, float, bool, None and tuples must pickle to equal bytes whenever they are equal.
+    """
+
+    __slots__ = (
+        "_clock",
+        "_codec",
+        "_database",
+        "_declared",
+        "_formats",
+        "_ids",
+        "_kinds",
+        "_last_id",
+        "_restored_at",
+        "_snapshots",
+        "current_key",
+    )
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        clock: Clock | None = None,
+        *,
+        max_parallelism: int = 128,
+        owner: str | None = None,
+    ) -> None:
+        """Keep state in a database at ``path``; ``max_parallelism`` groups its keys.
+
+        ``owner`` names the operator in error messages (e.g. ``"operator 'sums'"``).
+        """
+        self.current_key: Any = None
+        self._clock: Clock = SystemClock() if clock is None else clock
+        self._codec = KeyCodec(max_parallelism)
+        self._database = StateDatabase(path)
+        self._kinds = StateKinds(owner)
+        self._declared: dict[str, StateDescriptor] = {}
+        self._ids: dict[str, bytes] = {}
+        self._last_id = 0
+        self._formats: dict[bytes, StateFormat] = {}  # by state id
+        self._restored_at = 0.0
+        self._snapshots = 0
+
+    @property
+    def restored_at(self) -> float:
+        """The clock time of the last ``restore`` (0.0 if none)."""
+        return self._restored_at
+
+    @property
+    def has_states(self) -> bool:
+        """Whether any state was declared or restored."""
+        return bool(self._formats)
+
+    def table(self, descriptor: StateDescriptor) -> RocksDBTable[Any]:
+        """Return key -> value of a value or reducing state, declaring it on first use.
+
+        Raises:
+            TypeError: ``descriptor`` declares a list, map or aggregating state.
+            ValueError: the name was declared before with another descriptor.
+            IncompatibleState: the state was restored as another kind.
+        """
+        kind = self._declare(descriptor)
+        if kind not in _TABLE_KINDS:
+            raise TypeError(
+                f"state '{descriptor.name}' is a {kind} state, which the RocksDB backend keeps "
+                "in its own layout; use get_state() for it"
+            )
+        return RocksDBTable(self._access(descriptor), self._codec.max_parallelism)
+
+    def value_state(self, descriptor: ValueStateDescriptor[V]) -> ValueState[V]:
+        """Return the ``ValueState`` declared by ``descriptor``."""
+        return self.get_state(descriptor)
+
+    @overload
+    def get_state(self, descriptor: ValueStateDescriptor[V]) -> ValueState[V]: ...
+    @overload
+    def get_state(self, descriptor: ListStateDescriptor[V]) -> ListState[V]: ...
+    @overload
+    def get_state(self, descriptor: MapStateDescriptor[UK, UV]) -> MapState[UK, UV]: ...
+    @overload
+    def get_state(self, descriptor: ReducingStateDescriptor[V]) -> ReducingState[V]: ...
+    @overload
+    def get_state(
+        self, descriptor: AggregatingStateDescriptor[IN, ACC, OUT]
+    ) -> AggregatingState[IN, OUT]: ...
+    def get_state(self, descriptor: StateDescriptor) -> Any:
+        """Return a handle on the state ``descriptor`` declares, scoped to ``current_key``.
+
+        Raises:
+            ValueError: the name was declared before with another descriptor.
+            TypeError: ``descriptor`` is not one of the five keyed state descriptors.
+            IncompatibleState: the state was restored as another kind.
+        """
+        if not isinstance(descriptor, _KEYED):
+            raise TypeError(
+                f"state '{descriptor.name}' needs a keyed state descriptor; got {descriptor}"
+            )
+        self._declare(descriptor)
+        access = self._access(descriptor)
+        match descriptor:
+            case ValueStateDescriptor():
+                return RocksDBValueState(access, descriptor.default)
+            case ListStateDescriptor():
+                return RocksDBListState(access)
+            case MapStateDescriptor():
+                return RocksDBMapState(access)
+            case ReducingStateDescriptor():
+                return RocksDBReducingState(access, descriptor.reduce_function)
+            case _:
+                assert isinstance(descriptor, AggregatingStateDescriptor)
+                return RocksDBAggregatingState(access, descriptor.aggregate_function)
+
+    def key_count(self) -> int:
+        """How many distinct keys hold state in any state (a pass over the database)."""
+        count, group, frames = 0, b"", set[bytes]()
+        for db_key, _ in self._database.scan():
+            if db_key[:2] != group:
+                count, group, frames = count + len(frames), db_key[:2], set()
+            if db_key[2:_KEY_START] in self._formats:
+                frames.add(unframe(db_key, _KEY_START)[0])
+        return count + len(frames)
+
+    def snapshot(self) -> RocksDBKeyedStateSnapshot:
+        """Take a consistent view of every state: the synchronous part of a checkpoint (O(1))."""
+        self._snapshots += 1
+        return RocksDBKeyedStateSnapshot(
+            self._database.snapshot() if self._database.is_open else None,
+            self._formats,
+            max_parallelism=self._codec.max_parallelism,
+            kinds=self._kinds.snapshot(),
+            entries=self._database.estimate_entries(),
+            times=(self._clock.now(), self._restored_at),
+        )
+
+    def restore(
+        self,
+        groups: Mapping[int, Mapping[str, Mapping[Any, Any]]],
+        kinds: Mapping[str, str] | None = None,
+    ) -> None:
+        """Load key group -> state name -> key -> plain value, as ``by_key_group`` returns.
+
+        Meant for a fresh store. ``kinds`` (state name -> kind) are remembered: a later
+        declaration of another kind raises ``IncompatibleState``. A state of unknown kind
+        is stored one pickled value per key until it is declared. Values of states with a
+        TTL expire ``ttl`` after the restore.
+
+        Raises:
+            IncompatibleState: a state was declared before as another kind.
+        """
+        self._kinds.restore(kinds or {})
+        self._restored_at = self._clock.now()
+        for name in kinds or {}:
+            self._state_id(name)
+        if not any(groups.values()):
+            return
+        loader = StateLoader(self._database.db, self._codec)
+        for states in groups.values():
+            for name, values in states.items():
+                state_id = self._state_id(name)
+                loader.load(state_id, self._formats[state_id].kind, values)
+        loader.flush()
+
+    def statistics(self) -> KeyedStateStatistics:
+        """Return the states held, RocksDB's estimate of the entries, and snapshots taken."""
+        entries = self._database.estimate_entries()
+        return KeyedStateStatistics(len(self._formats), entries, self._snapshots, 0)
+
+    def close(self) -> None:
+        """Close the database and delete its folder; the state is gone."""
+        self._database.close()
+
+    def _declare(self, descriptor: StateDescriptor) -> str:
+        name = descriptor.name
+        known = self._declared.get(name)
+        if known is not None:
+            if known != descriptor:
+                raise ValueError(
+                    f"state '{name}' was declared twice, differently: {known} and "
+                    f"{descriptor}; give each state its own name"
+                )
+            return self._kinds.kind(name) or ""
+        kind = self._kinds.declare(descriptor)
+        state_id = self._state_id(name)
+        if self._formats[state_id].kind is None and kind in _RESHAPED_KINDS:
+            state_id = self._reshape(state_id, kind)
+        ttl = None if descriptor.ttl is None else descriptor.ttl.ttl
+        self._formats[state_id] = StateFormat(name, kind, ttl)
+        self._declared[name] = descriptor
+        return kind
+
+    def _state_id(self, name: str) -> bytes:
+        """Return the id of state ``name``, giving it one (and its known kind) if it has none."""
+        state_id = self._ids.get(name)
+        if state_id is None:
+            state_id = self._new_id(name)
+            self._formats[state_id] = StateFormat(name, self._kinds.kind(name))
+        return state_id
+
+    def _new_id(self, name: str) -> bytes:
+        # Ids are never reused: entries of a reshaped state may still sit under its old id.
+        self._last_id += 1
+        state_id = self._ids[name] = state_id_bytes(self._last_id)
+        return state_id
+
+    def _reshape(self, state_id: bytes, kind: str) -> bytes:
+        """Move a state restored as whole values into the layout of ``kind``, under a new id."""
+        name = self._formats.pop(state_id).name
+        new_id = self._new_id(name)
+        if self._database.is_open:
+            loader = StateLoader(self._database.db, self._codec)
+            for group in range(self._codec.max_parallelism):
+                prefix = group.to_bytes(2, "big")
+                loader.convert(prefix + state_id, prefix + new_id, kind)
+        return new_id
+
+    def _access(self, descriptor: StateDescriptor) -> StateAccess:
+        return StateAccess(
+            self,
+            self._database.db,
+            self._codec,
+            self._state_id(descriptor.name),
+            descriptor.ttl,
+            self._clock,
+        )
+
+    def __repr__(self) -> str:
+        names = sorted(state.name for state in self._formats.values())
+        return (
+            f"<RocksDBKeyedStateStore states={names} path={str(self._database.path)!r} "
+            f"current_key={self.current_key!r}>"
+        )
