@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 UV := $(BIN)/uv
 PACKAGES := engine actors connectors
 
-.PHONY: run test install install-dev lint typecheck pytest bench clean
+.PHONY: run test install install-dev install-examples lint typecheck pytest bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -16,6 +16,9 @@ $(BIN)/python:
 
 install: $(BIN)/python
 	$(UV) pip install --quiet --python $(BIN)/python --compile-bytecode -e .
+
+install-examples: $(BIN)/python
+	$(UV) pip install --quiet --python $(BIN)/python --compile-bytecode -e ".[examples]"
 
 install-dev: $(BIN)/python
 	$(UV) pip install --quiet --python $(BIN)/python --compile-bytecode -e ".[dev]"
@@ -48,10 +51,11 @@ test: install-dev
 	$(BIN)/ruff format --check .
 	$(MAKE) --no-print-directory typecheck
 
-bench: install
+bench: install-examples
 	$(BIN)/python bench/keyed_sum.py
 	$(BIN)/python bench/word_count.py
 	$(BIN)/python bench/checkpoints.py
+	$(BIN)/python bench/async_io.py
 
 clean:
 	rm -rf $(VENV) .typecheck build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -4,6 +4,7 @@ Build a job on a ``StreamEnvironment`` with ``from_source`` and the stream metho
 stream with ``sink_to``, then ``await env.execute(name)`` or ``async with env.start(name)``.
 """
 
+from lockgate.engine.async_retry import AsyncRetry
 from lockgate.engine.checkpointing.completed import CompletedCheckpoint
 from lockgate.engine.checkpointing.config import CheckpointConfig, CheckpointingMode
 from lockgate.engine.checkpointing.messages import CheckpointFailureReason
@@ -35,7 +36,7 @@ from lockgate.engine.functions import (
     RuntimeContext,
 )
 from lockgate.engine.job_status import JobStatus
-from lockgate.engine.metrics import JobMetrics, SubtaskMetrics
+from lockgate.engine.metrics import AsyncIoMetrics, JobMetrics, SubtaskMetrics
 from lockgate.engine.partitioning import key_group_for, stable_hash, subtask_for_key_group
 from lockgate.engine.planning import ExecutionPlan, OperatorChain
 from lockgate.engine.restart import RestartStrategy
@@ -79,6 +80,8 @@ __all__ = [
     "TypeCodec",
     "TypedValue",
     "AggregateFunction",
+    "AsyncIoMetrics",
+    "AsyncRetry",
     "AggregatingState",
     "AggregatingStateDescriptor",
     "CheckpointedFunction",

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from lockgate.engine.async_map import AsyncMapSpec
 from lockgate.engine.errors import GraphError
 
 __all__ = ["Edge", "JobGraph", "OperatorKind", "OperatorNode", "Partitioning"]
@@ -30,6 +31,7 @@ class OperatorKind(enum.Enum):
     FLAT_MAP = "flat_map"
     REDUCE = "reduce"
     PROCESS = "process"
+    ASYNC_MAP = "async_map"
     SINK = "sink"
 
     @property
@@ -39,11 +41,12 @@ class OperatorKind(enum.Enum):
 
     @property
     def is_stateful(self) -> bool:
-        """Whether every operator of this kind keeps state (sources keep their positions)."""
+        """Whether every operator of this kind keeps state by kind."""
         return self in (
             OperatorKind.SOURCE,
             OperatorKind.REDUCE,
             OperatorKind.PROCESS,
+            OperatorKind.ASYNC_MAP,
             OperatorKind.SINK,
         )
 
@@ -93,7 +96,8 @@ class JobGraph:
     edges: list[Edge] = field(default_factory=list)
 
     def add(self, node: OperatorNode) -> OperatorNode:
-        """Add an operator."""
+        """Add an operator after checking its options; raise ``GraphError`` naming its uid."""
+        _check_options(node)
         self.nodes.append(node)
         return node
 
@@ -165,6 +169,7 @@ class JobGraph:
                 )
 
     def _check_node(self, node: OperatorNode) -> None:
+        _check_options(node)
         if node.kind.needs_keyed_input and node.key_selector is None:
             raise GraphError(
                 f"operator '{node.uid}' ({node.kind.value}) needs a keyed stream; got a "
@@ -178,3 +183,10 @@ class JobGraph:
 
     def __iter__(self) -> Iterator[OperatorNode]:
         return iter(self.nodes)
+
+
+def _check_options(node: OperatorNode) -> None:
+    if node.kind is OperatorKind.ASYNC_MAP:
+        if not isinstance(node.function, AsyncMapSpec):
+            raise GraphError(f"async_map '{node.uid}' needs an AsyncMapSpec; use async_map()")
+        node.function.check(node.uid)

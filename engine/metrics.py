@@ -5,7 +5,35 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["JobMetrics", "SubtaskMetrics"]
+__all__ = ["AsyncIoMetrics", "JobMetrics", "SubtaskMetrics"]
+
+
+@dataclass(frozen=True, slots=True)
+class AsyncIoMetrics:
+    """Counters of one ``async_map`` operator in one subtask.
+
+    ``in_flight`` calls are running now, never more than ``capacity``; ``queued`` records
+    are in the operator's queue (called, or with a result waiting for its turn) and
+    ``backlog`` wait outside it for room. ``calls`` counts every attempt, ``retries`` the
+    attempts after a failure, ``timeouts`` the attempts the timeout cut, ``failures`` the
+    records whose attempts were all spent. Latency percentiles (seconds, on the job's clock)
+    cover the last 1,024 attempts that returned; ``None`` before the first.
+    """
+
+    uid: str
+    subtask_index: int
+    capacity: int
+    in_flight: int
+    queued: int
+    backlog: int
+    calls: int
+    completed: int
+    retries: int
+    timeouts: int
+    failures: int
+    latency_p50: float | None
+    latency_p95: float | None
+    latency_p99: float | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -14,6 +42,7 @@ class SubtaskMetrics:
 
     ``busy_time + idle_time + backpressured_time`` is the time since the subtask started:
     idle is waiting for input, backpressured is waiting for room in a full output channel.
+    ``async_io`` holds the counters of each ``async_map`` operator the subtask runs.
     """
 
     chain: str
@@ -28,6 +57,7 @@ class SubtaskMetrics:
     busy_time: float
     idle_time: float
     backpressured_time: float
+    async_io: tuple[AsyncIoMetrics, ...] = ()
 
     @property
     def mailbox_fill(self) -> float:
@@ -52,6 +82,10 @@ class JobMetrics:
     def of(self, uid: str) -> tuple[SubtaskMetrics, ...]:
         """The subtasks that run operator ``uid``."""
         return tuple(s for s in self.subtasks if uid in s.uids)
+
+    def async_io(self, uid: str) -> tuple[AsyncIoMetrics, ...]:
+        """The counters of ``async_map`` operator ``uid``, one per subtask."""
+        return tuple(a for s in self.subtasks for a in s.async_io if a.uid == uid)
 
     @property
     def records_buffered(self) -> int:

@@ -27,6 +27,7 @@ from lockgate.engine.checkpointing.messages import (
     StateHandle,
     SubtaskFinished,
     SubtaskId,
+    SubtaskInputEnded,
     TriggerCheckpoint,
 )
 from lockgate.engine.checkpointing.pending import PendingCheckpoint
@@ -91,6 +92,7 @@ class CheckpointCoordinator(Actor[Any]):
         self._timeouts: dict[int, anyio.CancelScope] = {}
         self._tickets: dict[int, list[CheckpointTicket]] = {}
         self._finished: set[SubtaskId] = set()
+        self._input_ended: set[SubtaskId] = set()
         self._final_id: int | None = None
         self._options: dict[int, SnapshotOptions] = {}
         self._stop: SnapshotOptions | None = None
@@ -134,6 +136,9 @@ class CheckpointCoordinator(Actor[Any]):
                 await self._abort(message.checkpoint_id, message.reason, detail=detail)
             case SubtaskFinished():
                 self._on_finished(message.subtask)
+            case SubtaskInputEnded():
+                self._input_ended.add(message.subtask)
+                self._trigger_pending_at(message.subtask)
             case CheckpointRequest(options=options):
                 return self._request(options)
             case StopRequest():
@@ -154,7 +159,7 @@ class CheckpointCoordinator(Actor[Any]):
         )
         setup.statistics.on_triggered(checkpoint_id, now)
         message = TriggerCheckpoint(checkpoint_id, now, options)
-        for subtask in setup.sources | self._finished:
+        for subtask in setup.sources | self._finished | self._input_ended:
             setup.subtasks[subtask].tell_control(message)
         assert self._group is not None
         self._group.start_soon(self._expire, checkpoint_id)
@@ -365,13 +370,18 @@ class CheckpointCoordinator(Actor[Any]):
 
     def _on_finished(self, subtask: SubtaskId) -> None:
         self._finished.add(subtask)
+        self._input_ended.discard(subtask)
+        self._trigger_pending_at(subtask)
+        if len(self._finished) == len(self.setup.subtasks):
+            self._trigger_final()
+
+    def _trigger_pending_at(self, subtask: SubtaskId) -> None:
+        # Barriers of checkpoints in progress can no longer reach it through its channels.
         for checkpoint_id, pending in sorted(self._pending.items()):
             if not pending.has_acknowledged(subtask):
                 self.setup.subtasks[subtask].tell_control(
                     TriggerCheckpoint(checkpoint_id, pending.trigger_time)
                 )
-        if len(self._finished) == len(self.setup.subtasks):
-            self._trigger_final()
 
     def _trigger_final(self) -> None:
         if self._stop is not None:

@@ -23,6 +23,7 @@ __all__ = [
     "SubtaskCheckpointStats",
     "SubtaskFinished",
     "SubtaskId",
+    "SubtaskInputEnded",
     "TriggerCheckpoint",
 ]
 
@@ -163,6 +164,17 @@ class NotifyCheckpointAborted:
 
     checkpoint_id: int
     reason: CheckpointFailureReason
+
+
+@dataclass(frozen=True, slots=True)
+class SubtaskInputEnded:
+    """Subtask -> coordinator: my input ended, but I still emit (calls of an async operator).
+
+    No barrier can reach such a subtask through its ended channels, so the coordinator
+    triggers it directly, as it triggers sources, until it reports ``SubtaskFinished``.
+    """
+
+    subtask: SubtaskId
 
 
 @dataclass(frozen=True, slots=True)

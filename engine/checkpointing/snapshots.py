@@ -15,6 +15,7 @@ from lockgate.engine.checkpointing.errors import CorruptCheckpoint
 from lockgate.engine.checkpointing.native_state import NativeKeyedState
 
 __all__ = [
+    "ASYNC_INPUTS_STATE",
     "SINK_STATE",
     "SPLITS_STATE",
     "OperatorSnapshot",
@@ -27,6 +28,10 @@ SPLITS_STATE = "__splits__"
 
 SINK_STATE = "__sink__"
 """The list state under which a sink writer stores what ``snapshot_state`` returned."""
+
+ASYNC_INPUTS_STATE = "__async_inputs__"
+"""The list state under which an ``async_map`` subtask stores the records of its calls in
+flight (and of results not yet emitted), to call them again on restore."""
 
 _FORMAT = "lockgate-operator-snapshot/4"  # 2: per key group; 3: kinds, deltas; 4: native
 _FORMAT_3 = "lockgate-operator-snapshot/3"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +21,7 @@ from lockgate.engine.partitioning import (
     RebalancePartitioner,
 )
 from lockgate.engine.planning import ChainEdge, ExecutionPlan, OperatorChain
+from lockgate.engine.runtime.async_operator import AsyncWaitOperator
 from lockgate.engine.runtime.barrier_aligner import AlignmentMode, BarrierAligner
 from lockgate.engine.runtime.gates import InputGate, OutputGate, OutputPartition
 from lockgate.engine.runtime.heads import GateHead, Head, SourceHead
@@ -184,7 +185,8 @@ class _SubtaskBuilder:
         keyed_state = self.options.state_backend.create_keyed_state_backend(spec)
         self.keyed_states.append(keyed_state)
         restored = self.attempt.state_of(node.uid, index)
-        return create_operator(node, restored, self.options.clock, keyed_state=keyed_state)
+        build = _operator_class(node)
+        return build(node, restored, self.options.clock, keyed_state=keyed_state)
 
     def _head(self, chain: OperatorChain, index: int) -> Head:
         head = chain.head
@@ -257,6 +259,10 @@ class _SubtaskBuilder:
         if edge.partitioning is Partitioning.BROADCAST:
             return BroadcastPartitioner()
         return RebalancePartitioner(start=index)
+
+
+def _operator_class(node: OperatorNode) -> Callable[..., Operator]:
+    return AsyncWaitOperator if node.kind is OperatorKind.ASYNC_MAP else create_operator
 
 
 _ENDS = (OperatorKind.SOURCE, OperatorKind.SINK)

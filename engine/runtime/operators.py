@@ -34,7 +34,7 @@ from lockgate.engine.state import (
 )
 from lockgate.engine.state.native_snapshot import NativeSnapshots
 
-__all__ = ["Operator", "StateCapture", "create_operator"]
+__all__ = ["Operator", "StateCapture", "create_operator", "own_copy"]
 
 _MISSING = object()
 _REDUCED = ValueStateDescriptor[Any]("reduced")
@@ -111,7 +111,7 @@ class Operator:
         )
         self.operator_state = OperatorStateStore()
         self.restored = restored is not None
-        self.function: Any = _own_copy(node.function)
+        self.function: Any = own_copy(node.function)
         if restored is not None:
             self.keyed_state.restore(restored.keyed, restored.kinds)
             self.operator_state.restore(restored.lists, restored.unions, restored.broadcast)
@@ -272,7 +272,8 @@ class ProcessOperator(Operator):
             super().close()
 
 
-def _own_copy(function: Any) -> Any:
+def own_copy(function: Any) -> Any:
+    """Return the copy of ``function`` one subtask runs: its own, if the function is stateful."""
     # Every subtask runs its own copy of a stateful function object, as Flink runs its own
     # deserialized copy, so attributes set in open() are never shared between subtasks.
     stateful = isinstance(function, CheckpointedFunction | KeyedProcessFunction)

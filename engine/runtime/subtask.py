@@ -5,6 +5,12 @@ records through the chained operators, and hands the result to its tail (the out
 or a sink writer). Control messages (checkpoint triggers and notifications, stop) are taken
 before data whenever both are waiting. Barriers travel in-band: the input gate's aligner
 decides when this subtask snapshots, and the snapshot forwards the barrier downstream.
+
+An ``async_map`` in the chain (an ``AsyncWaitOperator``) emits nothing when given records:
+its results are taken, and run through the rest of the chain, each time the loop comes
+round (its calls ring the doorbell). While it has records it has no room for, the loop does
+not read its head, so backpressure reaches upstream through the bounded channels; control
+messages are still taken. End of input is passed on once every call has been emitted.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from lockgate.engine.checkpointing.messages import (
     SubtaskCheckpointStats,
     SubtaskFinished,
     SubtaskId,
+    SubtaskInputEnded,
     TriggerCheckpoint,
 )
 from lockgate.engine.clock import Clock
@@ -31,6 +38,7 @@ from lockgate.engine.events import CheckpointBarrier, EndOfInput, SnapshotKind
 from lockgate.engine.functions import RuntimeContext
 from lockgate.engine.metrics import SubtaskMetrics
 from lockgate.engine.planning import OperatorChain
+from lockgate.engine.runtime.async_operator import AsyncWaitOperator
 from lockgate.engine.runtime.barrier_aligner import AbortCheckpoint, TriggerSnapshot
 from lockgate.engine.runtime.gil_handoff import HANDOFF
 from lockgate.engine.runtime.heads import Head
@@ -87,6 +95,12 @@ class SubtaskActor(Actor[Any]):
         self.finished = False
         self._started = settings.clock.now()
         self._stages = [(operator, self._scope(operator.uid)) for operator in operators]
+        self._async = [
+            (index, operator)
+            for index, operator in enumerate(operators)
+            if isinstance(operator, AsyncWaitOperator)
+        ]
+        self._input_ended = False
         self._group: TaskGroup | None = None
 
     async def on_start(self) -> None:
@@ -104,6 +118,8 @@ class SubtaskActor(Actor[Any]):
     async def _run_in(self, group: TaskGroup) -> None:
         self._group = group
         self.head.start(group)
+        for _, operator in self._async:
+            operator.start(group, self.context.doorbell)
         await self._loop()
 
     async def on_stop(self) -> None:
@@ -137,6 +153,7 @@ class SubtaskActor(Actor[Any]):
             busy_time=max(0.0, elapsed - self.idle_time - backpressured),
             idle_time=self.idle_time,
             backpressured_time=backpressured,
+            async_io=tuple(operator.statistics() for _, operator in self._async),
         )
 
     async def _loop(self) -> None:
@@ -145,7 +162,11 @@ class SubtaskActor(Actor[Any]):
             while self.context.control:
                 if await self._take_control():
                     return
-            item = None if self.finished else self.head.poll()
+            if self._async:
+                await self._emit_async_results()
+                item = None if self._holds_input() else self.head.poll()
+            else:
+                item = None if self._input_ended else self.head.poll()
             if item is None:
                 await tail.flush()
                 await self._wait_idle()
@@ -167,7 +188,10 @@ class SubtaskActor(Actor[Any]):
                 reason = CheckpointFailureReason.ALIGNMENT_ABORTED
                 self.checkpointer.decline(checkpoint_id, reason, "a newer barrier arrived")
             case EndOfInput():
-                await self._finish()
+                self._input_ended = True
+                await self._finish_when_emptied()
+                if not self.finished:  # async calls still in flight
+                    self.checkpointer.tell_coordinator(SubtaskInputEnded(self.settings.subtask_id))
 
     async def _process(self, records: list[Any]) -> None:
         self.records_in += len(records)
@@ -176,6 +200,34 @@ class SubtaskActor(Actor[Any]):
                 records = operator.process_batch(records)
         if records:
             await self.tail.write(records)
+
+    def _holds_input(self) -> bool:
+        return self._input_ended or any(operator.has_backlog for _, operator in self._async)
+
+    async def _emit_async_results(self) -> None:
+        # An operator's results wait while a later async operator has a backlog, so that
+        # what one chain holds stays bounded by the operators' capacities.
+        stages = self._async
+        for position, (index, operator) in enumerate(stages):
+            if any(later.has_backlog for _, later in stages[position + 1 :]):
+                break
+            records = operator.take_ready()
+            if records:
+                await self._process_from(index + 1, records)
+        if self._input_ended:
+            await self._finish_when_emptied()
+
+    async def _process_from(self, start: int, records: list[Any]) -> None:
+        for operator, scope in self._stages[start:]:
+            with scope:
+                records = operator.process_batch(records)
+            if not records:
+                return
+        await self.tail.write(records)
+
+    async def _finish_when_emptied(self) -> None:
+        if not self.finished and all(operator.is_idle for _, operator in self._async):
+            await self._finish()
 
     async def _finish(self) -> None:
         await self.tail.end_input()
@@ -212,6 +264,9 @@ class SubtaskActor(Actor[Any]):
     async def _snapshot(self, barrier: CheckpointBarrier) -> None:
         clock = self.settings.clock
         started = clock.now()
+        for index, operator in self._async:  # results ready now precede the barrier
+            if records := operator.take_ready():
+                await self._process_from(index + 1, records)
         captures = self._capture_operators(barrier)
         sink = await self.tail.capture(barrier)
         captures += [c for c in (self.head.capture(), sink) if c is not None]

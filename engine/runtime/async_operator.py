@@ -1,0 +1,240 @@
+"""AsyncWaitOperator: the runtime form of ``async_map`` (Flink's ``AsyncWaitOperator``).
+
+Each record becomes an entry of a result queue and a call: a task in the subtask's task
+group that awaits the user function, with the rate limit, the timeout and the retries the
+spec asks for. The subtask's loop feeds the operator with ``process_batch`` (which emits
+nothing at once), pops results with ``take_ready`` whenever the doorbell rings, and stops
+reading input while ``has_backlog``: records the queue has no room for yet.
+"""
+
+from __future__ import annotations
+
+import random
+import reprlib
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+from anyio.abc import TaskGroup
+
+from lockgate.actors import Doorbell
+from lockgate.engine.async_map import AsyncMapSpec
+from lockgate.engine.checkpointing.snapshots import ASYNC_INPUTS_STATE, OperatorSnapshot
+from lockgate.engine.clock import Clock, SystemClock
+from lockgate.engine.errors import OperatorError
+from lockgate.engine.functions import RuntimeContext
+from lockgate.engine.graph import OperatorNode
+from lockgate.engine.metrics import AsyncIoMetrics
+from lockgate.engine.runtime.async_queue import AsyncEntry, result_queue
+from lockgate.engine.runtime.call_deadlines import CallDeadlines
+from lockgate.engine.runtime.latency_reservoir import LatencyReservoir
+from lockgate.engine.runtime.operators import Operator, StateCapture, own_copy
+from lockgate.engine.runtime.scope import OperatorScope
+from lockgate.engine.runtime.token_bucket import TokenBucket
+from lockgate.engine.state import KeyedStateBackend, ListStateDescriptor
+
+__all__ = ["AsyncWaitOperator"]
+
+_INPUTS = ListStateDescriptor[Any](ASYNC_INPUTS_STATE)
+
+
+@dataclass(slots=True)
+class _Counters:
+    in_flight: int = 0
+    calls: int = 0
+    completed: int = 0
+    retries: int = 0
+    timeouts: int = 0
+    failures: int = 0
+
+
+class AsyncWaitOperator(Operator):
+    """Runs up to ``capacity`` calls of an async function at once; emits their results.
+
+    Results leave in input order (``ordered``) or as calls complete, never across a
+    watermark. The records of calls in flight, of results not yet emitted and of the
+    backlog are the operator's list state at a checkpoint (split evenly on rescaling); a
+    restored subtask calls them again before it takes new input, so each record's result
+    is emitted once per attempt and a transactional sink commits it exactly once.
+    """
+
+    def __init__(
+        self,
+        node: OperatorNode,
+        restored: OperatorSnapshot | None = None,
+        clock: Clock | None = None,
+        *,
+        keyed_state: KeyedStateBackend | None = None,
+    ) -> None:
+        super().__init__(node, restored, clock, keyed_state=keyed_state)
+        self.spec: AsyncMapSpec = node.function
+        self.function = own_copy(self.spec.function)
+        self.clock: Clock = clock or SystemClock()
+        self._queue = result_queue(ordered=self.spec.ordered)
+        self._inputs = self.operator_state.get_list_state(_INPUTS)
+        self._backlog: deque[Any] = deque(self._inputs.get())
+        self._retry = self.spec.retry_policy
+        self._fallback = self.spec.fallback
+        self._deadlines = (
+            None if self.spec.timeout is None else CallDeadlines(self.clock, self.spec.timeout)
+        )
+        self._latency = LatencyReservoir()
+        self._counts = _Counters()
+        self._group: TaskGroup | None = None
+        self._doorbell: Doorbell | None = None
+        self._scope = OperatorScope(self.uid, 0, 1)
+        self._random = random.Random()
+        self._bucket: TokenBucket | None = None
+        self._failure: OperatorError | None = None
+
+    def open(self, context: RuntimeContext) -> None:
+        """Learn where this subtask runs: for error messages, the seed and the rate share."""
+        super().open(context)
+        self._scope = OperatorScope(context.uid, context.subtask_index, context.parallelism)
+        seed = self._retry.seed
+        self._random = random.Random(None if seed is None else seed + context.subtask_index)
+        if self.spec.rate_limit is not None:
+            share = self.spec.rate_limit / context.parallelism
+            self._bucket = TokenBucket(share, burst=max(1.0, share), now=self.clock.now())
+
+    def start(self, group: TaskGroup, doorbell: Doorbell) -> None:
+        """Start calling, in ``group``; ring ``doorbell`` whenever a result is ready."""
+        self._group, self._doorbell = group, doorbell
+        if self._deadlines is not None:
+            group.start_soon(self._deadlines.run)
+        self._fill()
+
+    def process_batch(self, records: list[Any]) -> list[Any]:
+        """Queue the records and start their calls while there is room; emit nothing now."""
+        self._backlog.extend(records)
+        self._fill()
+        return []
+
+    def take_ready(self) -> list[Any]:
+        """Return the results that may be emitted now, and start calls for the room freed.
+
+        Raises:
+            OperatorError: a call failed and the policy is to fail the job.
+        """
+        if self._failure is not None:
+            raise self._failure
+        # Watermarks do not reach operators yet, so the queue holds no fence to pass on.
+        records, _ = self._queue.pop_ready()
+        if records or self._backlog:
+            self._fill()
+        return records
+
+    @property
+    def has_backlog(self) -> bool:
+        """Whether records wait for room in the queue: the subtask must not read input."""
+        return bool(self._backlog)
+
+    @property
+    def is_idle(self) -> bool:
+        """Whether no record is queued or waiting: every result has been taken."""
+        return not self._backlog and not len(self._queue)
+
+    def capture(self, checkpoint_id: int, *, native: bool = False) -> StateCapture:
+        """Store the records whose results are not emitted yet, in input order, then capture."""
+        self._inputs.update([*self._queue.inputs(), *self._backlog])
+        return super().capture(checkpoint_id, native=native)
+
+    def statistics(self) -> AsyncIoMetrics:
+        """Return this operator's counters now."""
+        p50, p95, p99 = self._latency.percentiles(50, 95, 99)
+        counts = self._counts
+        return AsyncIoMetrics(
+            uid=self.uid,
+            subtask_index=self._scope.subtask_index,
+            capacity=self.spec.capacity,
+            in_flight=counts.in_flight,
+            queued=len(self._queue),
+            backlog=len(self._backlog),
+            calls=counts.calls,
+            completed=counts.completed,
+            retries=counts.retries,
+            timeouts=counts.timeouts,
+            failures=counts.failures,
+            latency_p50=p50,
+            latency_p95=p95,
+            latency_p99=p99,
+        )
+
+    def _fill(self) -> None:
+        group, queue, backlog = self._group, self._queue, self._backlog
+        if group is None:
+            return
+        room = self.spec.capacity - len(queue)
+        for _ in range(min(room, len(backlog))):
+            group.start_soon(self._call, queue.add(backlog.popleft()))
+
+    async def _call(self, entry: AsyncEntry) -> None:
+        assert self._doorbell is not None
+        try:
+            with self._scope:
+                results = await self._results_of(entry.input)
+        except OperatorError as error:
+            # Raised by take_ready in the subtask's own loop, so that calls failing together
+            # fail the job with one error, not a group of them.
+            self._failure = self._failure or error
+        else:
+            self._counts.completed += 1
+            self._queue.complete(entry, results)
+        self._doorbell.ring()
+
+    async def _results_of(self, record: Any) -> list[Any]:
+        retry, attempt = self._retry, 1
+        while True:
+            try:
+                return [await self._attempt(record, attempt)]
+            except Exception as error:
+                if attempt == retry.attempts:
+                    return self._give_up(record, error)
+            self._counts.retries += 1
+            await self.clock.sleep(retry.backoff(attempt, self._random.random()))
+            attempt += 1
+
+    def _give_up(self, record: Any, error: Exception) -> list[Any]:
+        self._counts.failures += 1
+        if self._fallback is None:
+            raise error
+        return list(self._fallback(record, error))
+
+    async def _attempt(self, record: Any, attempt: int) -> Any:
+        if self._bucket is not None:
+            delay = self._bucket.reserve(self.clock.now())
+            if delay > 0:
+                await self.clock.sleep(delay)
+        counts, clock = self._counts, self.clock
+        counts.calls += 1
+        counts.in_flight += 1
+        started = clock.now()
+        try:
+            result = await (
+                self.function(record) if self._deadlines is None else self._timed(record, attempt)
+            )
+        finally:
+            counts.in_flight -= 1
+        self._latency.record(clock.now() - started)
+        return result
+
+    async def _timed(self, record: Any, attempt: int) -> Any:
+        assert self._deadlines is not None
+        deadline = self._deadlines.start()
+        try:
+            with deadline.scope:
+                return await self.function(record)
+        finally:
+            deadline.done = True
+        self._counts.timeouts += 1
+        raise TimeoutError(
+            f"the call for record {reprlib.repr(record)} took longer than "
+            f"timeout={self.spec.timeout} s (attempt {attempt} of {self._retry.attempts}); "
+            "raise timeout= or add retry="
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"<AsyncWaitOperator {self.uid!r} queued={len(self._queue)}/{self.spec.capacity} "
+            f"backlog={len(self._backlog)} in_flight={self._counts.in_flight}>"
+        )
