@@ -132,7 +132,7 @@ class CheckpointCoordinator(Actor[Any]):
             case AcknowledgeCheckpoint():
                 await self._on_acknowledge(message)
             case DeclineCheckpoint():
-                detail = f"subtask {message.subtask} declined it: {message.message}"
+                detail = f"{self._describe(message.subtask)} declined it: {message.message}"
                 await self._abort(message.checkpoint_id, message.reason, detail=detail)
             case SubtaskFinished():
                 self._on_finished(message.subtask)
@@ -388,6 +388,10 @@ class CheckpointCoordinator(Actor[Any]):
             self._request_final()
         else:
             self._final_id = self.trigger()
+
+    def _describe(self, subtask: SubtaskId) -> str:
+        ref = self.setup.subtasks.get(subtask)
+        return f"subtask {ref.name}" if ref is not None else f"subtask {subtask}"
 
     def _notify(self, message: Any) -> None:
         for ref in self.setup.subtasks.values():

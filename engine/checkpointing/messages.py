@@ -51,6 +51,7 @@ class CheckpointFailureReason(enum.Enum):
     DECLINED = "a subtask declined the checkpoint"
     SUBTASK_FAILED = "a subtask failed while the checkpoint was pending"
     STORAGE_FAILED = "the checkpoint could not be written to its storage"
+    UNENCODABLE_STATE = "a subtask holds state the savepoint format cannot encode"
     SUBSUMED = "a newer checkpoint completed first"
     ALIGNMENT_ABORTED = "a newer barrier arrived before alignment finished"
     JOB_ENDED = "the job ended before the checkpoint completed"

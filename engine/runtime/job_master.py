@@ -207,7 +207,7 @@ class JobMaster:
         )
         self._deployment = deploy(self.plan, self.options, attempt)
         for subtask, doorbell in self._deployment.subtasks:
-            ref = system.spawn(subtask, name=repr(subtask), doorbell=doorbell)
+            ref = system.spawn(subtask, name=subtask.display_name, doorbell=doorbell)
             setup.subtasks[subtask.settings.subtask_id] = ref
         setup.sources = frozenset(
             subtask.settings.subtask_id
@@ -256,8 +256,8 @@ def _job_failure(crash: ActorCrashed) -> BaseException:
     if isinstance(cause, JobError | RestoreError):
         return cause  # a restore error is not retried: the next attempt would restore the same
     if isinstance(cause, EngineError):
-        error: JobError = JobError(f"actor '{crash.actor}' failed: {cause}")
+        error: JobError = JobError(f"actor {crash.actor} failed: {cause}")
     else:
-        error = JobError(f"subtask '{crash.actor}' failed outside user code: {cause!r}")
+        error = JobError(f"subtask {crash.actor} failed outside user code: {cause!r}")
     error.__cause__ = cause
     return error

@@ -325,9 +325,14 @@ class SubtaskActor(Actor[Any]):
     def _scope(self, uid: str) -> OperatorScope:
         return OperatorScope(uid, self.settings.subtask_index, self.settings.chain.parallelism)
 
-    def __repr__(self) -> str:
+    @property
+    def display_name(self) -> str:
+        """The subtask as people read it: ``'<chain>' <index + 1>/<parallelism>``."""
         index, chain = self.settings.subtask_index, self.settings.chain
-        return f"<SubtaskActor {chain.name!r} {index + 1}/{chain.parallelism}>"
+        return f"{chain.name!r} {index + 1}/{chain.parallelism}"
+
+    def __repr__(self) -> str:
+        return f"<SubtaskActor {self.display_name}>"
 
 
 def _close(operator: Operator, scope: OperatorScope) -> None:

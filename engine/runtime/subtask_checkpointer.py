@@ -39,6 +39,7 @@ from lockgate.engine.runtime.gil_handoff import HANDOFF
 from lockgate.engine.runtime.incremental import Increment, IncrementalBases
 from lockgate.engine.runtime.native_writer import NativeSnapshotWriter
 from lockgate.engine.runtime.operators import StateCapture
+from lockgate.engine.savepoints.errors import SavepointEncodingError
 from lockgate.engine.savepoints.format import encode_savepoint_state
 from lockgate.engine.savepoints.values import ValueCodec
 from lockgate.engine.state import KeyedSnapshot, KeyedStateSnapshot
@@ -126,6 +127,9 @@ class SubtaskCheckpointer:
         try:
             with HANDOFF.lend():
                 handles = await self._write(barrier, captures)
+        except SavepointEncodingError as error:  # the job runs on; the savepoint fails
+            self.decline(checkpoint_id, CheckpointFailureReason.UNENCODABLE_STATE, str(error))
+            return
         except Exception as error:  # a storage failure declines; it does not fail the job
             self.decline(checkpoint_id, CheckpointFailureReason.STORAGE_FAILED, repr(error))
             return

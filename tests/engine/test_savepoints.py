@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections import defaultdict
 from dataclasses import replace
@@ -22,7 +23,7 @@ from lockgate.engine import (
     StreamEnvironment,
 )
 from lockgate.engine.checkpointing.checksum import checksum_of
-from lockgate.engine.checkpointing.messages import StateHandle
+from lockgate.engine.checkpointing.messages import CheckpointFailureReason, StateHandle
 from lockgate.engine.checkpointing.metadata import CheckpointMetadata, OperatorStateHandles
 from lockgate.engine.savepoints.format import decode_savepoint_state, encode_savepoint_state
 from lockgate.engine.savepoints.values import ValueCodec
@@ -331,4 +332,34 @@ async def test_a_savepoint_in_memory_is_refused_before_anything_is_written() -> 
         with pytest.raises(ValueError, match="relative path"):
             await job.stop_with_savepoint("savepoints")
         assert not job.status.is_terminal
+        job.cancel()
+
+
+class Opaque:
+    """A value savepoints cannot encode unless its type is registered."""
+
+    def __init__(self, count: int) -> None:
+        self.count = count
+
+
+async def test_state_the_savepoint_format_cannot_encode_fails_the_savepoint_not_the_job(
+    tmp_path: Path,
+) -> None:
+    topic, sink = Topic(1), CollectSink[Any]()
+    topic.append(events(3), partition_of=lambda event: event[0])
+    env = StreamEnvironment(parallelism=1)
+    env.enable_checkpointing()
+    env.from_source(TopicSource(topic), uid="events").map(topic.passed).key_by(
+        lambda event: event[0]
+    ).reduce(lambda a, b: (a[0], Opaque(1)), uid="opaque").sink_to(sink, uid="out")
+    async with env.start("opaque") as job:
+        await topic.all_read.wait()
+        with pytest.raises(CheckpointError) as refused:
+            await job.trigger_savepoint(tmp_path.as_uri())
+        assert refused.value.reason is CheckpointFailureReason.UNENCODABLE_STATE
+        message = str(refused.value)
+        assert re.search(r"subtask '[^']*opaque[^']*' 1/1 declined it", message)
+        assert "Opaque" in message and "register_type" in message
+        assert not job.status.is_terminal
+        await job.trigger_checkpoint()  # checkpoints pickle: they go on working
         job.cancel()
