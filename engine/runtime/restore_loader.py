@@ -20,7 +20,7 @@ from lockgate.engine.savepoints.compatibility import check_restore
 from lockgate.engine.savepoints.format import decode_savepoint_state
 from lockgate.engine.savepoints.values import ValueCodec
 
-__all__ = ["load_restored_state"]
+__all__ = ["load_restored_state", "read_whole"]
 
 Decoder = Callable[..., OperatorSnapshot]
 
@@ -76,11 +76,11 @@ async def _read_all(
         if handle is None:
             snapshots.append(OperatorSnapshot(uid))
         else:
-            snapshots.append(await _read_whole(handle, storage, decoder, max_parallelism))
+            snapshots.append(await read_whole(handle, storage, decoder, max_parallelism))
     return snapshots
 
 
-async def _read_whole(
+async def read_whole(
     handle: StateHandle, storage: CheckpointStorage, decoder: Decoder, max_parallelism: int
 ) -> OperatorSnapshot:
     """The whole state one subtask's handle stands for, as plain data.

@@ -14,12 +14,10 @@ from pathlib import Path, PurePath
 from typing import Any
 from urllib.parse import urlsplit
 
-import anyio.to_thread
-
-from lockgate.engine.checkpointing.messages import StateHandle
 from lockgate.engine.checkpointing.metadata import CheckpointMetadata, OperatorStateHandles
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot, decode_snapshot
 from lockgate.engine.checkpointing.storage import CheckpointStorage, storage_for
+from lockgate.engine.runtime.restore_loader import read_whole
 from lockgate.engine.savepoints.errors import SavepointFormatError
 from lockgate.engine.savepoints.format import decode_savepoint_state, is_savepoint_state
 from lockgate.engine.savepoints.values import TypeCodec, ValueCodec
@@ -100,7 +98,7 @@ async def read_snapshot(
     metadata = await storage.read_metadata(location)
     codec = ValueCodec(types, allow_pickle=allow_pickle, strict=False)
     operators = {
-        uid: await _read_operator(uid, handles, storage, codec)
+        uid: await _read_operator(uid, handles, storage, codec, metadata.max_parallelism)
         for uid, handles in metadata.operators.items()
     }
     return SnapshotContents(
@@ -121,22 +119,20 @@ def absolute_location(location: str) -> str:
 
 
 async def _read_operator(
-    uid: str, handles: OperatorStateHandles, storage: CheckpointStorage, codec: ValueCodec
+    uid: str,
+    handles: OperatorStateHandles,
+    storage: CheckpointStorage,
+    codec: ValueCodec,
+    max_parallelism: int,
 ) -> OperatorContents:
+    # Incremental checkpoints are read whole: deltas applied, RocksDB files read back.
+    decoder = partial(_decode, uid=uid, codec=codec)
     snapshots = [
-        await _read_subtask(uid, handle, storage, codec)
+        await read_whole(handle, storage, decoder, max_parallelism)
         for handle in handles.handles
         if handle is not None
     ]
     return _merged(uid, handles, snapshots)
-
-
-async def _read_subtask(
-    uid: str, handle: StateHandle, storage: CheckpointStorage, codec: ValueCodec
-) -> OperatorSnapshot:
-    data = await storage.read_state(handle)
-    decode = partial(_decode, uid=uid, codec=codec, location=handle.location)
-    return await anyio.to_thread.run_sync(decode, data)
 
 
 def _decode(data: bytes, *, uid: str, codec: ValueCodec, location: str) -> OperatorSnapshot:

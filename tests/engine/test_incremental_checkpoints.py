@@ -14,6 +14,7 @@ from lockgate.engine import (
     CompletedCheckpoint,
     FileSystemCheckpointStorage,
     StreamEnvironment,
+    read_snapshot,
 )
 from lockgate.engine.checkpointing.messages import StateHandle
 from lockgate.engine.runtime.incremental import FULL_SNAPSHOT_EVERY
@@ -191,3 +192,21 @@ async def test_files_of_an_aborted_incremental_checkpoint_are_deleted(tmp_path: 
         for file in handle.shared_files
     }
     assert shared_files(folder) == live  # nothing of checkpoint 2 is left behind
+
+
+async def test_the_reader_shows_an_incremental_checkpoint_whole(tmp_path: Path) -> None:
+    topic, sink, storage = Topic(2), CollectSink[Any](), tmp_path / "checkpoints"
+    touch(topic, range(KEYS))
+    async with counts_job(topic, sink, storage).start("counts") as job:
+        await topic.all_read.wait()
+        await job.trigger_checkpoint()
+        touch(topic, range(10))
+        await topic.all_read.wait()
+        delta = await job.trigger_checkpoint()
+        await cancel_and_wait(job)
+    assert all(h.shared for h in delta.metadata.operators["counts"].handles if h)
+
+    contents = await read_snapshot(delta.location, allow_pickle=True)
+
+    counts = contents.operators["counts"].keyed["reduced"]
+    assert counts == {key: (key, 2 if key < 10 else 1) for key in range(KEYS)}
