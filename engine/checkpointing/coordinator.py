@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -24,7 +24,6 @@ from lockgate.engine.checkpointing.messages import (
     EndSourceInput,
     NotifyCheckpointAborted,
     NotifyCheckpointComplete,
-    StateHandle,
     SubtaskFinished,
     SubtaskId,
     SubtaskInputEnded,
@@ -37,6 +36,7 @@ from lockgate.engine.checkpointing.requests import (
     StopRequest,
     refused,
 )
+from lockgate.engine.checkpointing.retention import CheckpointFiles
 from lockgate.engine.checkpointing.shared_registry import SharedStateRegistry
 from lockgate.engine.checkpointing.storage import CheckpointStorage, savepoint_folder_for
 from lockgate.engine.clock import Clock
@@ -97,7 +97,7 @@ class CheckpointCoordinator(Actor[Any]):
         self._options: dict[int, SnapshotOptions] = {}
         self._stop: SnapshotOptions | None = None
         self._stop_tickets: list[CheckpointTicket] = []
-        self._released: dict[str, StateHandle] = {}
+        self._files = CheckpointFiles(setup.job_name, setup.storage, setup.registry)
         self._failures_in_a_row = 0
         self._last_completed_at = -float("inf")
         self._group: TaskGroup | None = None
@@ -237,7 +237,7 @@ class CheckpointCoordinator(Actor[Any]):
     async def _on_acknowledge(self, ack: AcknowledgeCheckpoint) -> None:
         pending = self._pending.get(ack.checkpoint_id)
         if pending is None:  # late: the checkpoint was aborted or subsumed
-            await self._discard_written(ack.handles.values())
+            await self._files.discard_written(ack.handles.values())
             return
         pending.acknowledge(ack, self.setup.clock.now())
         if pending.is_fully_acknowledged:
@@ -278,34 +278,12 @@ class CheckpointCoordinator(Actor[Any]):
         self._failures_in_a_row = 0
         self._last_completed_at = setup.clock.now()
         setup.statistics.on_completed(completed)
-        setup.registry.register(completed.metadata)
+        self._files.retain(completed)
         for subsumed in setup.store.add(completed):
             with HANDOFF.lend():
-                await self._discard(subsumed)
+                await self._files.discard_subsumed(subsumed, pending=bool(self._pending))
         for older in [cid for cid in self._pending if cid < completed.checkpoint_id]:
             await self._abort(older, CheckpointFailureReason.SUBSUMED)
-
-    async def _discard(self, subsumed: CompletedCheckpoint) -> None:
-        storage, job = self.setup.storage, self.setup.job_name
-        if subsumed.claimed and not subsumed.location.startswith("memory://"):
-            # A claimed snapshot lives in a folder of its own, outside the job's storage.
-            storage = savepoint_folder_for(subsumed.location.rsplit("/", 1)[0])
-            job = subsumed.metadata.job_name
-        await storage.discard(job, subsumed.checkpoint_id)
-        for handle in self.setup.registry.release(subsumed.checkpoint_id):
-            self._released[handle.location] = handle
-        await self._delete_released()
-
-    async def _delete_released(self) -> None:
-        # A pending checkpoint may build on a file released meanwhile (its base completed
-        # before it was triggered), so released files go only once none is pending, and
-        # only if no checkpoint completed since registered them again.
-        if self._pending or not self._released:
-            return
-        unused = self.setup.registry.unreferenced(self._released.values())
-        self._released.clear()
-        if unused:
-            await self.setup.storage.discard_shared(unused)
 
     async def _abort(
         self,
@@ -334,8 +312,8 @@ class CheckpointCoordinator(Actor[Any]):
         self._notify(NotifyCheckpointAborted(checkpoint_id, reason))
         with HANDOFF.lend():
             await self._storage_of(checkpoint_id).discard(self.setup.job_name, checkpoint_id)
-            await self._discard_written(pending.handles_written())
-            await self._delete_released()
+            await self._files.discard_written(pending.handles_written())
+            await self._files.delete_released(pending=bool(self._pending))
         self._options.pop(checkpoint_id, None)
         message = f"{reason.value}: {detail}" if detail else None
         failure = CheckpointError(checkpoint_id, reason, error, message=message)
@@ -347,14 +325,6 @@ class CheckpointCoordinator(Actor[Any]):
             self._stop = None  # a failed stop savepoint leaves the job running, as in Flink
             if len(self._finished) == len(self.setup.subtasks):
                 self._trigger_final()
-
-    async def _discard_written(self, handles: Iterable[StateHandle]) -> None:
-        # What an aborted checkpoint wrote to the shared folder belongs to no checkpoint
-        # (deltas build only on completed ones); files it reused are referenced: kept.
-        written = [file for handle in handles for file in handle.shared_files]
-        unused = self.setup.registry.unreferenced(written)
-        if unused:
-            await self.setup.storage.discard_shared(unused)
 
     def _count_failure(self, reason: CheckpointFailureReason, failure: CheckpointError) -> None:
         if reason not in _COUNTED:
