@@ -1,8 +1,10 @@
 """AsyncWaitOperator: the runtime form of ``async_map`` (Flink's ``AsyncWaitOperator``).
 
-Each record becomes an entry of a result queue and a call: a task in the subtask's task
-group that awaits the user function, with the rate limit, the timeout and the retries the
-spec asks for. The subtask's loop feeds the operator with ``process_batch`` (which emits
+Each record becomes an entry of a result queue and a call, made by a worker: a task in the
+subtask's task group that awaits the user function, with the rate limit, the timeout and
+the retries the spec asks for, then takes the next record. Workers are started as needed, at
+most ``capacity``; an idle one waits to be handed a record, which costs far less than a new
+task per record. The subtask's loop feeds the operator with ``process_batch`` (which emits
 nothing at once), pops results with ``take_ready`` whenever the doorbell rings, and stops
 reading input while ``has_backlog``: records the queue has no room for yet.
 """
@@ -15,6 +17,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
 from anyio.abc import TaskGroup
 
 from lockgate.actors import Doorbell
@@ -46,6 +49,25 @@ class _Counters:
     retries: int = 0
     timeouts: int = 0
     failures: int = 0
+
+
+class _Handoff:
+    """How an idle worker is handed its next record."""
+
+    __slots__ = ("_entry", "_event")
+
+    def __init__(self) -> None:
+        self._entry: AsyncEntry | None = None
+        self._event = anyio.Event()
+
+    def hand(self, entry: AsyncEntry) -> None:
+        self._entry = entry
+        self._event.set()
+
+    async def wait(self) -> AsyncEntry:
+        await self._event.wait()
+        assert self._entry is not None
+        return self._entry
 
 
 class AsyncWaitOperator(Operator):
@@ -86,6 +108,7 @@ class AsyncWaitOperator(Operator):
         self._random = random.Random()
         self._bucket: TokenBucket | None = None
         self._failure: OperatorError | None = None
+        self._idle: list[_Handoff] = []
 
     def open(self, context: RuntimeContext) -> None:
         """Learn where this subtask runs: for error messages, the seed and the rate share."""
@@ -161,12 +184,27 @@ class AsyncWaitOperator(Operator):
         )
 
     def _fill(self) -> None:
-        group, queue, backlog = self._group, self._queue, self._backlog
+        group, queue, backlog, idle = self._group, self._queue, self._backlog, self._idle
         if group is None:
             return
         room = self.spec.capacity - len(queue)
         for _ in range(min(room, len(backlog))):
-            group.start_soon(self._call, queue.add(backlog.popleft()))
+            entry = queue.add(backlog.popleft())
+            if idle:
+                idle.pop().hand(entry)
+            else:
+                group.start_soon(self._work, entry)
+
+    async def _work(self, entry: AsyncEntry) -> None:
+        queue, backlog, capacity = self._queue, self._backlog, self.spec.capacity
+        while True:
+            await self._call(entry)
+            if backlog and len(queue) < capacity:
+                entry = queue.add(backlog.popleft())
+                continue
+            handoff = _Handoff()
+            self._idle.append(handoff)
+            entry = await handoff.wait()
 
     async def _call(self, entry: AsyncEntry) -> None:
         assert self._doorbell is not None
