@@ -10,46 +10,12 @@ import pytest
 
 from lockgate.connectors import CollectionSource, CollectSink
 from lockgate.engine import (
-    FunctionInitializationContext,
-    FunctionSnapshotContext,
-    ListStateDescriptor,
     MemoryCheckpointStorage,
     StreamEnvironment,
 )
+from tests.engine.rescaling_jobs import Registering
 
 KEYS, FIRST, MORE, MAX_PARALLELISM = 42, 1_000, 500, 13
-
-# What restored subtasks found in their operator state; outside the function objects, which
-# every subtask deep-copies.
-RESTORED_COUNTS: list[int] = []
-RESTORED_UNIONS: list[list[int]] = []
-
-
-class Registering:
-    """Passes records on, counting them in list state; registers its subtask in union state."""
-
-    next_index = 0  # subtasks initialise one after another: this numbers them
-
-    def initialize_state(self, context: FunctionInitializationContext) -> None:
-        self.index = Registering.next_index
-        Registering.next_index += 1
-        store = context.operator_state_store
-        self.counts = store.get_list_state(ListStateDescriptor[int]("counts"))
-        self.indexes = store.get_union_list_state(ListStateDescriptor[int]("indexes"))
-        self.seen = 0
-        if context.is_restored:
-            RESTORED_COUNTS.extend(self.counts.get())
-            RESTORED_UNIONS.append(sorted(self.indexes.get()))
-
-    def snapshot_state(self, context: FunctionSnapshotContext) -> None:
-        self.counts.update([*self.counts.get(), self.seen])
-        self.seen = 0
-        if self.index not in self.indexes.get():
-            self.indexes.update([*self.indexes.get(), self.index])
-
-    def __call__(self, event: tuple[int, int]) -> tuple[int, int]:
-        self.seen += 1
-        return event
 
 
 def events(per_key: int) -> list[tuple[int, int]]:
@@ -77,12 +43,10 @@ def totals_job(
 async def test_a_job_restored_at_another_parallelism_keeps_every_key_exact(
     before: int, after: int
 ) -> None:
-    RESTORED_COUNTS.clear()
-    RESTORED_UNIONS.clear()
-    Registering.next_index = 0
+    Registering.reset()
     storage, first, second = MemoryCheckpointStorage(), CollectSink(), CollectSink()
     await totals_job(before, storage, first, phase=1).execute("totals")
-    Registering.next_index = 0
+    Registering.reset(restored=False)
 
     await totals_job(after, storage, second, phase=2).execute(
         "totals", restore_from="latest", allow_non_restored_state=True
@@ -94,5 +58,9 @@ async def test_a_job_restored_at_another_parallelism_keeps_every_key_exact(
     assert sorted(running) == list(range(KEYS))
     for key, totals in running.items():
         assert totals == list(range(FIRST + 1, FIRST + MORE + 1)), f"key {key}"
-    assert sum(RESTORED_COUNTS) == KEYS * FIRST  # list state split, nothing lost or doubled
-    assert [list(range(before))] * after == RESTORED_UNIONS  # the whole union, everywhere
+    assert (
+        sum(Registering.restored_counts) == KEYS * FIRST
+    )  # list state split, nothing lost or doubled
+    assert [
+        list(range(before))
+    ] * after == Registering.restored_unions  # the whole union, everywhere

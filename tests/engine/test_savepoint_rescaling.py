@@ -15,45 +15,13 @@ import pytest
 
 from lockgate.connectors import CollectSink
 from lockgate.engine import (
-    FunctionInitializationContext,
-    FunctionSnapshotContext,
     JobStatus,
-    ListStateDescriptor,
     StreamEnvironment,
 )
+from tests.engine.rescaling_jobs import Registering
 from tests.engine.savepoint_jobs import Topic, TopicSource, has_metadata
 
 KEYS, FIRST, MORE, MAX_PARALLELISM, PARTITIONS = 42, 1_000, 500, 13, 4
-
-RESTORED_COUNTS: list[int] = []
-RESTORED_UNIONS: list[list[int]] = []
-
-
-class Registering:
-    """Passes events on, counting them in list state; registers its subtask in union state."""
-
-    next_index = 0
-
-    def initialize_state(self, context: FunctionInitializationContext) -> None:
-        self.index = Registering.next_index
-        Registering.next_index += 1
-        store = context.operator_state_store
-        self.counts = store.get_list_state(ListStateDescriptor[int]("counts"))
-        self.indexes = store.get_union_list_state(ListStateDescriptor[int]("indexes"))
-        self.seen = 0
-        if context.is_restored:
-            RESTORED_COUNTS.extend(self.counts.get())
-            RESTORED_UNIONS.append(sorted(self.indexes.get()))
-
-    def snapshot_state(self, context: FunctionSnapshotContext) -> None:
-        self.counts.update([*self.counts.get(), self.seen])
-        self.seen = 0
-        if self.index not in self.indexes.get():
-            self.indexes.update([*self.indexes.get(), self.index])
-
-    def __call__(self, event: tuple[int, int]) -> tuple[int, int]:
-        self.seen += 1
-        return event
 
 
 def totals_job(parallelism: int, topic: Topic, sink: CollectSink[Any]) -> StreamEnvironment:
@@ -78,9 +46,7 @@ def events(per_key: int) -> list[tuple[int, int]]:
 async def test_a_job_stopped_with_a_savepoint_resumes_at_another_parallelism(
     before: int, after: int, tmp_path: Path
 ) -> None:
-    RESTORED_COUNTS.clear()
-    RESTORED_UNIONS.clear()
-    Registering.next_index = 0
+    Registering.reset()
     topic, sink = Topic(PARTITIONS), CollectSink[Any]()
     topic.append(events(FIRST), partition_of=lambda event: event[0])
     async with totals_job(before, topic, sink).start("totals") as job:
@@ -88,7 +54,7 @@ async def test_a_job_stopped_with_a_savepoint_resumes_at_another_parallelism(
         savepoint = await job.stop_with_savepoint(tmp_path.as_uri())
     assert job.status is JobStatus.FINISHED
     committed_at_stop = len(sink.results)
-    Registering.next_index = 0
+    Registering.reset(restored=False)
 
     topic.append(events(MORE), partition_of=lambda event: event[0])
     topic.close()
@@ -101,6 +67,10 @@ async def test_a_job_stopped_with_a_savepoint_resumes_at_another_parallelism(
     assert sorted(running) == list(range(KEYS))
     for key, totals in running.items():
         assert totals == list(range(1, FIRST + MORE + 1)), f"key {key}"
-    assert sum(RESTORED_COUNTS) == KEYS * FIRST  # list state split, nothing lost or doubled
-    assert [list(range(before))] * after == RESTORED_UNIONS  # the whole union, everywhere
+    assert (
+        sum(Registering.restored_counts) == KEYS * FIRST
+    )  # list state split, nothing lost or doubled
+    assert [
+        list(range(before))
+    ] * after == Registering.restored_unions  # the whole union, everywhere
     assert has_metadata(savepoint)
