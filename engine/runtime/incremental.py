@@ -9,7 +9,7 @@ from lockgate.engine.state import KeyedStateSnapshot
 
 __all__ = ["FULL_SNAPSHOT_EVERY", "Increment", "IncrementalBases"]
 
-FULL_SNAPSHOT_EVERY = 10
+FULL_SNAPSHOT_EVERY = 20
 """Incremental chains hold at most this many files: a full snapshot and its deltas."""
 
 

@@ -33,6 +33,7 @@ from lockgate.engine.state.keyed import KeyedStateStatistics, KeyedStateStore
 from lockgate.engine.state.list_state import ListState
 from lockgate.engine.state.map_state import MapState
 from lockgate.engine.state.reducing_state import ReducingState
+from lockgate.engine.state.rocksdb_options import CompactionStyle, RocksDBOptions
 from lockgate.engine.state.value_state import ValueState
 
 __all__ = [
@@ -199,13 +200,29 @@ class RocksDBStateBackend:
     Each operator subtask and attempt gets a database folder of its own under ``path`` (the
     system's temporary folder by default), deleted when the operator closes, with the
     RocksDB checkpoints of incremental checkpoints beside it until they are uploaded.
-    Databases are opened only by operators that keep keyed state.
+    Databases are opened only by operators that keep keyed state. They compact with
+    ``compaction_style`` (``"level"``, the default, or ``"universal"``: Flink's
+    ``state.backend.rocksdb.compaction.style``) once ``level0_compaction_trigger`` level-0
+    files pile up (RocksDB's default 4); ``options`` holds both, validated when the backend
+    is made (see ``RocksDBOptions``).
     """
 
     name = "rocksdb"
 
-    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        compaction_style: CompactionStyle = "level",
+        level0_compaction_trigger: int = 4,
+    ) -> None:
+        """Keep databases under ``path``, tuned as the keyword options say.
+
+        Raises:
+            ValueError: an unknown or ``"fifo"`` compaction style, or a trigger below 1.
+        """
         self.path = Path(tempfile.gettempdir() if path is None else path)
+        self.options = RocksDBOptions(compaction_style, level0_compaction_trigger)
 
     def create_keyed_state_backend(self, spec: KeyedStateBackendSpec) -> KeyedStateBackend:
         """Return a new ``RocksDBKeyedStateStore`` in a folder of its own under ``path``."""
@@ -216,27 +233,67 @@ class RocksDBStateBackend:
             spec.clock,
             max_parallelism=spec.max_parallelism,
             owner=spec.owner,
+            options=self.options,
         )
 
     def __repr__(self) -> str:
-        return f"RocksDBStateBackend(path={str(self.path)!r})"
+        return (
+            f"RocksDBStateBackend(path={str(self.path)!r}, "
+            f"compaction_style={self.options.compaction_style!r}, "
+            f"level0_compaction_trigger={self.options.level0_compaction_trigger})"
+        )
 
 
-def state_backend_for(name: str, *, path: str | os.PathLike[str] | None = None) -> StateBackend:
+def state_backend_for(
+    name: str,
+    *,
+    path: str | os.PathLike[str] | None = None,
+    compaction_style: CompactionStyle | None = None,
+    level0_compaction_trigger: int | None = None,
+) -> StateBackend:
     """Return the state backend called ``name``: ``"memory"`` or ``"rocksdb"`` (under ``path``).
 
+    The RocksDB options are ``RocksDBStateBackend``'s; ``None`` leaves RocksDB's default.
+
     Raises:
-        ValueError: an unknown name, or a ``path`` for the memory backend.
+        ValueError: an unknown name, an invalid RocksDB option, or a ``path`` or a RocksDB
+            option for the memory backend.
         ImportError: ``"rocksdb"`` without its extra installed.
     """
     if name == "memory":
-        if path is not None:
-            raise ValueError("the memory state backend keeps state on the heap; it takes no path")
+        _check_nothing_for_rocksdb(
+            path=path,
+            compaction_style=compaction_style,
+            level0_compaction_trigger=level0_compaction_trigger,
+        )
         return MemoryStateBackend()
     if name == "rocksdb":
+        backend = _rocksdb_backend(path, compaction_style, level0_compaction_trigger)
         _check_rocksdb_installed()
-        return RocksDBStateBackend(path)
+        return backend
     raise ValueError(f"unknown state backend {name!r}; use 'memory' or 'rocksdb'")
+
+
+def _rocksdb_backend(
+    path: str | os.PathLike[str] | None, style: CompactionStyle | None, trigger: int | None
+) -> RocksDBStateBackend:
+    default = RocksDBOptions()
+    return RocksDBStateBackend(
+        path,
+        compaction_style=default.compaction_style if style is None else style,
+        level0_compaction_trigger=default.level0_compaction_trigger if trigger is None else trigger,
+    )
+
+
+def _check_nothing_for_rocksdb(path: object, **options: object) -> None:
+    if path is not None:
+        raise ValueError("the memory state backend keeps state on the heap; it takes no path")
+    given = [option for option, value in options.items() if value is not None]
+    if given:
+        raise ValueError(
+            "the memory state backend keeps state on the heap; it takes no RocksDB options "
+            f"({', '.join(given)}); use set_state_backend('rocksdb', ...) for them"
+        )
 
 
 def _check_rocksdb_installed() -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 from rocksdict import (
     BlockBasedOptions,
     Checkpoint,
+    DBCompactionStyle,
     Options,
     Rdict,
     RdictIter,
@@ -17,12 +18,15 @@ from rocksdict import (
     WriteOptions,
 )
 
+from lockgate.engine.state.rocksdb_options import RocksDBOptions
+
 __all__ = ["Entry", "StateDatabase", "scan", "scan_view"]
 
 Entry = tuple[bytes, bytes]
 
 _BLOOM_BITS_PER_KEY = 10
 _WRITE_BUFFER_BYTES = 16 << 20
+_COMPACTION_STYLES = {"level": DBCompactionStyle.level, "universal": DBCompactionStyle.universal}
 
 
 class StateDatabase:
@@ -34,13 +38,17 @@ class StateDatabase:
     checkpoint and never reopens a database. Keys and values are raw bytes. A subtask
     whose operator never keeps keyed state never opens its database, so costs nothing.
     RocksDB checkpoints (``checkpoint``) go to numbered folders beside it, under
-    ``<path>-checkpoints``, which ``close`` deletes too.
+    ``<path>-checkpoints``, which ``close`` deletes too. The database compacts as
+    ``options`` says.
     """
 
-    __slots__ = ("_checkpoints", "_closed", "_db", "path")
+    __slots__ = ("_checkpoints", "_closed", "_db", "options", "path")
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], *, options: RocksDBOptions | None = None
+    ) -> None:
         self.path = Path(path)
+        self.options = RocksDBOptions() if options is None else options
         self._db: Rdict | None = None
         self._closed = False
         self._checkpoints = 0
@@ -117,7 +125,7 @@ class StateDatabase:
         if self._closed:
             raise RuntimeError(f"the state database at {self.path} is closed")
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        db = Rdict(str(self.path), _options())
+        db = Rdict(str(self.path), _options(self.options))
         db.set_write_options(_write_options())
         return db
 
@@ -153,7 +161,7 @@ def scan_view(view: RdictIter, start: bytes | None, end: bytes | None) -> Iterat
         advance()
 
 
-def _options() -> Options:
+def _options(tuning: RocksDBOptions) -> Options:
     options = Options(raw_mode=True)
     options.create_if_missing(create_if_missing=True)
     options.set_error_if_exists(enabled=True)  # the folder of an earlier database is never reused
@@ -163,6 +171,10 @@ def _options() -> Options:
     # Keyed state overwrites the same keys again and again: smaller memtables hold fewer old
     # versions to skip (measured: 16 MB ~30% faster than the default 64 MB for a running sum).
     options.set_write_buffer_size(_WRITE_BUFFER_BYTES)
+    options.set_compaction_style(_COMPACTION_STYLES[tuning.compaction_style]())
+    options.set_level_zero_file_num_compaction_trigger(tuning.level0_compaction_trigger)
+    options.set_level_zero_slowdown_writes_trigger(tuning.level0_slowdown_writes_trigger)
+    options.set_level_zero_stop_writes_trigger(tuning.level0_stop_writes_trigger)
     return options
 
 

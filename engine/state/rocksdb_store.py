@@ -48,6 +48,7 @@ from lockgate.engine.state.rocksdb_database import StateDatabase
 from lockgate.engine.state.rocksdb_keys import KeyCodec, state_id_bytes, unframe
 from lockgate.engine.state.rocksdb_loader import StateLoader
 from lockgate.engine.state.rocksdb_map_state import RocksDBMapState
+from lockgate.engine.state.rocksdb_options import RocksDBOptions
 from lockgate.engine.state.rocksdb_snapshot import RocksDBKeyedStateSnapshot, StateFormat
 from lockgate.engine.state.rocksdb_states import (
     RocksDBAggregatingState,
@@ -118,15 +119,17 @@ class RocksDBKeyedStateStore:
         *,
         max_parallelism: int = 128,
         owner: str | None = None,
+        options: RocksDBOptions | None = None,
     ) -> None:
         """Keep state in a database at ``path``; ``max_parallelism`` groups its keys.
 
-        ``owner`` names the operator in error messages (e.g. ``"operator 'sums'"``).
+        ``owner`` names the operator in error messages (e.g. ``"operator 'sums'"``);
+        ``options`` tune the database's compaction (RocksDB's defaults if ``None``).
         """
         self.current_key: Any = None
         self._clock: Clock = SystemClock() if clock is None else clock
         self._codec = KeyCodec(max_parallelism)
-        self._database = StateDatabase(path)
+        self._database = StateDatabase(path, options=options)
         self._kinds = StateKinds(owner)
         self._declared: dict[str, StateDescriptor] = {}
         self._ids: dict[str, bytes] = {}

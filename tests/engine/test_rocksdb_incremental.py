@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
@@ -49,14 +50,21 @@ class MainFileFails(FileSystemCheckpointStorage):
 
 
 def counts_job(
-    topic: Topic, sink: CollectSink[Any], tmp_path: Path, *, backend: str, parallelism: int = 2
+    topic: Topic,
+    sink: CollectSink[Any],
+    tmp_path: Path,
+    *,
+    backend: str,
+    parallelism: int = 2,
+    **compaction: Any,
 ) -> StreamEnvironment:
+    """A keyed count of ``topic``'s events on ``backend`` (``rocksdb-incremental``: options)."""
     env = StreamEnvironment(parallelism=parallelism, max_parallelism=32)
     env.enable_checkpointing(max_retained=1)
     env.set_checkpoint_storage((tmp_path / "checkpoints").as_uri())
     name, _, incremental = backend.partition("-")
     path = tmp_path / "databases" if name == "rocksdb" else None
-    env.set_state_backend(name, path=path, incremental=bool(incremental))
+    env.set_state_backend(name, path=path, incremental=bool(incremental), **compaction)
     (
         env.from_source(TopicSource(topic), uid="events")
         .map(topic.passed)
@@ -106,11 +114,12 @@ def counts_of(sink: CollectSink[Any]) -> dict[int, int]:
 
 
 async def checkpointed_twice(
-    topic: Topic, sink: CollectSink[Any], tmp_path: Path, backend: str
+    topic: Topic, sink: CollectSink[Any], tmp_path: Path, backend: str, **compaction: Any
 ) -> None:
     """Run a job over ``KEYS`` keys, checkpoint, touch 1% of them, checkpoint and cancel."""
     touch(topic, range(KEYS))
-    async with counts_job(topic, sink, tmp_path, backend=backend).start("counts") as job:
+    env = counts_job(topic, sink, tmp_path, backend=backend, **compaction)
+    async with env.start("counts") as job:
         await topic.all_read.wait()
         await job.trigger_checkpoint()
         touch(topic, range(KEYS // 100))
@@ -186,6 +195,71 @@ async def test_a_job_resumes_exactly_from_an_incremental_rocksdb_checkpoint(
     expected = {key: 3 if key < KEYS // 100 else 2 for key in range(KEYS)}
     assert counts_of(sink) == expected
     assert len(sink.results) == sum(expected.values())  # each update committed once
+
+
+async def checkpointed_until_compacted(
+    topic: Topic, sink: CollectSink[Any], tmp_path: Path, **compaction: Any
+) -> int:
+    """Touch 300 more keys and checkpoint until a compaction replaced an uploaded file.
+
+    Returns how many keys were touched (counted twice); cancels the job after that checkpoint.
+    """
+    touch(topic, range(KEYS))
+    env = counts_job(topic, sink, tmp_path, backend="rocksdb-incremental", **compaction)
+    uploaded: set[str] = set()
+    async with env.start("counts") as job:
+        for touched in range(300, MAX_ROUNDS * 300, 300):
+            touch(topic, range(touched - 300, touched))
+            await topic.all_read.wait()
+            live = set(shared_of(await job.trigger_checkpoint()))
+            if uploaded - live:
+                break
+            uploaded = live
+        await cancel_and_wait(job)
+    assert uploaded - live, "no compaction replaced an uploaded file: the restore proves less"
+    return touched
+
+
+async def test_a_job_resumes_exactly_from_incremental_checkpoints_of_universal_compaction(
+    tmp_path: Path,
+) -> None:
+    topic, sink = Topic(2), CollectSink[Any]()
+    universal = {"compaction_style": "universal", "level0_compaction_trigger": 2}
+    touched = await checkpointed_until_compacted(topic, sink, tmp_path, **universal)
+
+    touch(topic, range(KEYS))
+    topic.close()
+    env = counts_job(
+        topic, sink, tmp_path, backend="rocksdb-incremental", parallelism=3, **universal
+    )
+    await env.execute("counts", restore_from="latest")
+
+    expected = {key: 3 if key < touched else 2 for key in range(KEYS)}
+    assert counts_of(sink) == expected
+    assert len(sink.results) == sum(expected.values())  # each update committed once
+
+
+async def test_below_its_level0_trigger_no_checkpoint_replaces_a_file_an_earlier_one_uploaded(
+    tmp_path: Path,
+) -> None:
+    topic, shared = Topic(1), list[set[str]]()
+    touch(topic, range(KEYS))
+    env = counts_job(
+        topic,
+        CollectSink(),
+        tmp_path,
+        backend="rocksdb-incremental",
+        parallelism=1,
+        level0_compaction_trigger=MAX_ROUNDS,
+    )
+    async with env.start("counts") as job:
+        for round_ in range(12):  # three times RocksDB's default trigger
+            touch(topic, range(round_ * 300, round_ * 300 + 300))
+            await topic.all_read.wait()
+            shared.append(set(shared_of(await job.trigger_checkpoint())))
+        await cancel_and_wait(job)
+
+    assert all(earlier < later for earlier, later in itertools.pairwise(shared))
 
 
 @pytest.mark.parametrize(
