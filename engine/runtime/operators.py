@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from lockgate.engine.checkpointing.channel_state import ChannelRecords
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot
 from lockgate.engine.clock import Clock
 from lockgate.engine.functions import (
@@ -44,13 +45,17 @@ class StateCapture:
     """A consistent copy of one operator's state, taken on the event loop at a barrier.
 
     ``materialize`` turns it into plain data off the event loop (in a worker thread), while
-    the operator goes on changing its live state.
+    the operator goes on changing its live state. The capture of a chain's head or tail may
+    carry the in-flight records of an unaligned checkpoint (``input_channels``,
+    ``output_channels``); nothing changes them once captured.
     """
 
     uid: str
     keyed: KeyedSnapshot | None = None
     operator: OperatorStateSnapshot | None = None
     lists: dict[str, list[Any]] = field(default_factory=dict)
+    input_channels: ChannelRecords = field(default_factory=dict)
+    output_channels: ChannelRecords = field(default_factory=dict)
 
     @property
     def entries(self) -> int:
@@ -82,6 +87,8 @@ class StateCapture:
             kinds={} if self.keyed is None else dict(self.keyed.kinds),
             deleted=deleted,
             is_delta=base is not None,
+            input_channels=self.input_channels,
+            output_channels=self.output_channels,
         )
 
 
