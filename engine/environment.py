@@ -284,6 +284,7 @@ class StreamEnvironment:
             self.checkpoint_config.mode,
             self.state_backend,
             FULL_SNAPSHOT_EVERY if self.incremental_checkpoints else None,
+            unaligned=self.checkpoint_config.unaligned,
         )
 
     async def _settings(

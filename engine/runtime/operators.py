@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from lockgate.engine.checkpointing.channel_state import ChannelRecords
@@ -34,7 +34,7 @@ from lockgate.engine.state import (
     ValueStateDescriptor,
 )
 
-__all__ = ["Operator", "StateCapture", "create_operator", "own_copy"]
+__all__ = ["Operator", "StateCapture", "create_operator", "own_copy", "with_channel_state"]
 
 _MISSING = object()
 _REDUCED = ValueStateDescriptor[Any]("reduced")
@@ -90,6 +90,31 @@ class StateCapture:
             input_channels=self.input_channels,
             output_channels=self.output_channels,
         )
+
+
+def with_channel_state(
+    captures: list[StateCapture],
+    uid: str,
+    *,
+    inputs: ChannelRecords | None = None,
+    outputs: ChannelRecords | None = None,
+) -> list[StateCapture]:
+    """Return ``captures`` with channel state added to the capture of ``uid`` (or a new one).
+
+    Channels without records add nothing.
+    """
+    inputs = {key: records for key, records in (inputs or {}).items() if records}
+    outputs = {key: records for key, records in (outputs or {}).items() if records}
+    if not inputs and not outputs:
+        return captures
+    position = next((i for i, c in enumerate(captures) if c.uid == uid), len(captures))
+    found = captures[position] if position < len(captures) else StateCapture(uid)
+    merged = replace(
+        found,
+        input_channels={**found.input_channels, **inputs},
+        output_channels={**found.output_channels, **outputs},
+    )
+    return [*captures[:position], merged, *captures[position + 1 :]]
 
 
 class Operator:
