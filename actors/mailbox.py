@@ -75,6 +75,7 @@ class Mailbox(Generic[T]):
         "_peak",
         "_received",
         "_receiver_event",
+        "_room_doorbell",
         "_sender_event",
         "_senders_waiting",
         "_sent",
@@ -108,6 +109,7 @@ class Mailbox(Generic[T]):
         self._senders_waiting = 0
         self._sender_event: anyio.Event | None = None
         self._receiver_event: anyio.Event | None = None
+        self._room_doorbell: Doorbell | None = None
 
     def send_nowait(self, message: T) -> None:
         """Queue ``message`` now, or raise ``MailboxFull`` if it does not fit."""
@@ -142,11 +144,13 @@ class Mailbox(Generic[T]):
         self._count_in(units)
         return overtaken
 
-    async def wait_room_for(self, message: T) -> None:
-        """Return once ``message`` would fit, or at once if the mailbox is closed."""
-        units = self._size_of(message)
-        while not self._fits(units) and not self._closed:
-            await self._wait_for_room()
+    def ring_on_receive(self, doorbell: Doorbell | None) -> None:
+        """Ring ``doorbell`` at every receive from now on (``None``: stop).
+
+        A sender that waits for room here and for other mailboxes at once waits on one
+        doorbell that they all ring; each ring may be spurious.
+        """
+        self._room_doorbell = doorbell
 
     def receive_nowait(self) -> T:
         """Take the oldest message now; raise ``MailboxEmpty`` or ``EndOfMailbox`` if none."""
@@ -161,6 +165,8 @@ class Mailbox(Generic[T]):
         self._received += 1
         if self._sender_event is not None:
             self._sender_event.set()
+        if self._room_doorbell is not None:
+            self._room_doorbell.ring()
         return message
 
     async def receive(self) -> T:

@@ -16,31 +16,33 @@ async def wait_doorbell(
     doorbell: Doorbell,
     clock: Clock,
     *,
-    room_in: tuple[Channel[Any], Any] | None = None,
+    room_in: Channel[Any] | None = None,
     deadline: float | None = None,
 ) -> None:
     """Wait until ``doorbell`` rings; ring it also when ``room_in`` has room or at ``deadline``.
 
-    ``room_in`` is a full channel and the item to send to it: a subtask that waits for
-    room there still wakes for its control messages and input (which ring its doorbell).
+    ``room_in`` is a full channel, which rings the doorbell whenever a message leaves it: a
+    subtask that waits for room there still wakes for its control messages and input.
     ``deadline`` is a time on ``clock``, when the subtask has something to do (its alignment
     times out) though nothing rings.
     """
-    if room_in is None and deadline is None:
-        await doorbell.wait()
-        return
-    async with anyio.create_task_group() as group:
+    if room_in is not None:
+        room_in.ring_on_receive(doorbell)
+    try:
+        if deadline is None:
+            await doorbell.wait()
+        else:
+            await _wait_until(doorbell, clock, deadline)
+    finally:
         if room_in is not None:
-            group.start_soon(_ring_when_room, doorbell, *room_in)
-        if deadline is not None:
-            group.start_soon(_ring_at, doorbell, clock, deadline)
+            room_in.ring_on_receive(None)
+
+
+async def _wait_until(doorbell: Doorbell, clock: Clock, deadline: float) -> None:
+    async with anyio.create_task_group() as group:
+        group.start_soon(_ring_at, doorbell, clock, deadline)
         await doorbell.wait()
         group.cancel_scope.cancel()
-
-
-async def _ring_when_room(doorbell: Doorbell, channel: Channel[Any], item: Any) -> None:
-    await channel.wait_room_for(item)
-    doorbell.ring()
 
 
 async def _ring_at(doorbell: Doorbell, clock: Clock, deadline: float) -> None:

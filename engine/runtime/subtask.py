@@ -191,7 +191,7 @@ class SubtaskActor(Actor[Any]):
                     return
             if self._async:
                 await self._emit_async_results()
-                item = None if self._holds_input() else self.head.poll()
+                item = await self._poll_unless_holding()
             else:
                 item = None if self._input_ended else self.head.poll()
             if item is None:
@@ -230,6 +230,13 @@ class SubtaskActor(Actor[Any]):
                 records = operator.process_batch(records)
         if records:
             await self.tail.write(records)
+
+    async def _poll_unless_holding(self) -> Any:
+        if not self._holds_input():
+            return self.head.poll()
+        if self.settings.unaligned:  # unaligned barriers pass a backlog, as they pass records
+            await self._act_on_priority_input()
+        return None
 
     def _holds_input(self) -> bool:
         return self._input_ended or any(operator.has_backlog for _, operator in self._async)
@@ -282,11 +289,14 @@ class SubtaskActor(Actor[Any]):
     async def _wait_for_room(self, channel: Channel[Any], item: Any) -> None:
         # The tail waits here for room in a full channel (unaligned checkpoints only).
         deadline = self.head.alignment_deadline
-        room_in = (channel, item)
         await wait_doorbell(
-            self.context.doorbell, self.settings.clock, room_in=room_in, deadline=deadline
+            self.context.doorbell, self.settings.clock, room_in=channel, deadline=deadline
         )
         self._rung_while_sending = True
+        await self._act_on_priority_input()
+        await self._take_overtaking_triggers()
+
+    async def _act_on_priority_input(self) -> None:
         for decided in self.head.poll_priority():
             if isinstance(
                 decided, TriggerUnalignedSnapshot | ChannelStateComplete | AbortCheckpoint
@@ -294,7 +304,6 @@ class SubtaskActor(Actor[Any]):
                 await self._on_event(decided)
             else:
                 self.head.defer(decided)
-        await self._take_overtaking_triggers()
 
     async def _take_overtaking_triggers(self) -> None:
         # Unaligned triggers are taken now; other control messages wait, in order, for the

@@ -3,7 +3,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lockgate.actors import Channel, MailboxClosed, MailboxFull
+from lockgate.actors import Channel, Doorbell, MailboxClosed, MailboxFull
 
 
 def channel_of_records(capacity: int) -> Channel[list[int]]:
@@ -128,30 +128,48 @@ def test_send_first_into_a_closed_channel_raises():
         channel.send_first([1])
 
 
-async def test_wait_room_for_returns_once_a_batch_fits():
-    channel = channel_of_records(2)
-    channel.send_nowait([1, 2])
-    waited = []
+def test_a_channel_rings_the_doorbell_it_is_given_when_a_batch_is_received():
+    doorbell = Doorbell()
+    channel = channel_of_records(4)
+    channel.send_nowait([1])
+    channel.send_nowait([2])
+
+    channel.ring_on_receive(doorbell)
+    channel.receive_nowait()
+    rung = repr(doorbell)
+    channel.ring_on_receive(None)
+
+    assert rung == "<Doorbell rung=True waiting=False>"
+
+
+async def test_a_sender_waiting_on_its_doorbell_wakes_when_room_frees():
+    doorbell = Doorbell()
+    channel = channel_of_records(1)
+    channel.send_nowait([1])
+    channel.ring_on_receive(doorbell)
+    woken = []
 
     async with anyio.create_task_group() as tasks:
 
         async def wait() -> None:
-            await channel.wait_room_for([3])
-            waited.append(channel.statistics().size)
+            await doorbell.wait()
+            woken.append(channel.statistics().size)
 
         tasks.start_soon(wait)
         await anyio.wait_all_tasks_blocked()
-        assert waited == []
+        assert woken == []
         channel.receive_nowait()
 
-    assert waited == [0]
-    assert channel.statistics().messages == 0
+    assert woken == [0]
 
 
-async def test_wait_room_for_returns_at_once_on_a_closed_channel():
-    channel = channel_of_records(1)
+def test_a_channel_without_a_doorbell_to_ring_rings_nothing_at_receive():
+    doorbell = Doorbell()
+    channel = channel_of_records(4)
     channel.send_nowait([1])
-    channel.close()
+    channel.ring_on_receive(doorbell)
+    channel.ring_on_receive(None)
 
-    with anyio.fail_after(1):
-        await channel.wait_room_for([2])
+    channel.receive_nowait()
+
+    assert repr(doorbell) == "<Doorbell rung=False waiting=False>"
