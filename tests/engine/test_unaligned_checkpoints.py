@@ -71,3 +71,13 @@ async def test_aligned_checkpoints_persist_no_in_flight_records() -> None:
 
     assert not any(record.unaligned for record in checkpoints.history)
     assert all(record.persisted_in_flight == 0 for record in checkpoints.history)
+
+
+async def test_checkpoints_that_align_within_their_timeout_stay_aligned() -> None:
+    results, _, checkpoints = await run_ordered_sequences(
+        {"unaligned": True, "aligned_timeout": 60.0}
+    )
+
+    assert committed_per_source(results) == {s: list(range(SEQUENCE)) for s in range(SOURCES)}
+    assert checkpoints.completed > 0
+    assert not any(record.unaligned for record in checkpoints.history)
