@@ -18,7 +18,9 @@ class Channel(Mailbox[T]):
 
     A stream channel carries batches of records and counts records (``size_of=len``), so its
     memory use is bounded however the sender batches. Everything else is ``Mailbox``: FIFO,
-    ``send`` waits for room, ``send_nowait`` raises ``MailboxFull``, ``close`` ends the stream.
+    ``send`` waits for room, ``send_nowait`` raises ``MailboxFull``, ``close`` ends the stream,
+    and ``send_first`` lets an event (an unaligned checkpoint barrier) overtake the batches
+    queued, returning them: the sender's in-flight data at that moment.
     """
 
     __slots__ = ()

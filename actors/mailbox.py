@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -38,6 +39,7 @@ class MailboxStatistics:
     senders_waiting: int
     receiver_waiting: bool
     closed: bool
+    queued_first: int = 0
 
     @property
     def fill(self) -> float:
@@ -55,6 +57,11 @@ class Mailbox(Generic[T]):
     it cannot wait forever. Neither ``send_nowait`` nor a ``receive`` that finds a message
     yields to the event loop: the fast path costs a few attribute updates.
 
+    ``send_first`` is the one exception to FIFO order: it puts a message ahead of everything
+    queued except the messages it put first earlier, which keep their order, and never waits,
+    so it may take the mailbox above ``capacity`` (Flink's priority events, such as an
+    unaligned checkpoint barrier overtaking the records in a channel).
+
     ``close()`` ends the stream: later sends raise ``MailboxClosed``; receivers get the
     messages still queued, then ``EndOfMailbox``. An optional ``Doorbell`` rings on every send
     and on close, so one task can wait on several mailboxes at once.
@@ -63,10 +70,12 @@ class Mailbox(Generic[T]):
     __slots__ = (
         "_closed",
         "_doorbell",
+        "_first",
         "_messages",
         "_peak",
         "_received",
         "_receiver_event",
+        "_room_doorbell",
         "_sender_event",
         "_senders_waiting",
         "_sent",
@@ -96,9 +105,11 @@ class Mailbox(Generic[T]):
         self._sent = 0
         self._received = 0
         self._closed = False
+        self._first = 0
         self._senders_waiting = 0
         self._sender_event: anyio.Event | None = None
         self._receiver_event: anyio.Event | None = None
+        self._room_doorbell: Doorbell | None = None
 
     def send_nowait(self, message: T) -> None:
         """Queue ``message`` now, or raise ``MailboxFull`` if it does not fit."""
@@ -112,6 +123,35 @@ class Mailbox(Generic[T]):
             await self._wait_for_room()
         self._put(message, units)
 
+    def send_first(self, message: T) -> list[T]:
+        """Put ``message`` ahead of every message queued but those put first before it.
+
+        Never waits and never raises ``MailboxFull``: the message is admitted even if the
+        mailbox then holds more than ``capacity`` units.
+
+        Returns:
+            The messages ``message`` overtook, oldest first (still queued behind it).
+
+        Raises:
+            MailboxClosed: the mailbox is closed.
+        """
+        self._check_open()
+        units = self._size_of(message)
+        messages, position = self._messages, self._first
+        overtaken = [queued for queued, _ in itertools.islice(messages, position, None)]
+        messages.insert(position, (message, units))
+        self._first += 1
+        self._count_in(units)
+        return overtaken
+
+    def ring_on_receive(self, doorbell: Doorbell | None) -> None:
+        """Ring ``doorbell`` at every receive from now on (``None``: stop).
+
+        A sender that waits for room here and for other mailboxes at once waits on one
+        doorbell that they all ring; each ring may be spurious.
+        """
+        self._room_doorbell = doorbell
+
     def receive_nowait(self) -> T:
         """Take the oldest message now; raise ``MailboxEmpty`` or ``EndOfMailbox`` if none."""
         if not self._messages:
@@ -119,10 +159,14 @@ class Mailbox(Generic[T]):
                 raise EndOfMailbox(f"mailbox '{self.name}' is closed and drained")
             raise MailboxEmpty(f"mailbox '{self.name}' is empty")
         message, units = self._messages.popleft()
+        if self._first:
+            self._first -= 1
         self._size -= units
         self._received += 1
         if self._sender_event is not None:
             self._sender_event.set()
+        if self._room_doorbell is not None:
+            self._room_doorbell.ring()
         return message
 
     async def receive(self) -> T:
@@ -147,6 +191,11 @@ class Mailbox(Generic[T]):
             self._sender_event.set()
 
     @property
+    def queued_first(self) -> int:
+        """How many messages at the head ``send_first`` put there, not yet received."""
+        return self._first
+
+    @property
     def closed(self) -> bool:
         """Whether ``close()`` was called."""
         return self._closed
@@ -167,6 +216,7 @@ class Mailbox(Generic[T]):
             senders_waiting=self._senders_waiting,
             receiver_waiting=self._receiver_event is not None,
             closed=self._closed,
+            queued_first=self._first,
         )
 
     def __repr__(self) -> str:
@@ -185,6 +235,9 @@ class Mailbox(Generic[T]):
         if not self._fits(units):
             raise MailboxFull(f"mailbox '{self.name}' is full ({self._size}/{self.capacity})")
         self._messages.append((message, units))
+        self._count_in(units)
+
+    def _count_in(self, units: int) -> None:
         self._size += units
         self._sent += 1
         if self._size > self._peak:

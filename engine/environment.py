@@ -90,7 +90,7 @@ class StreamEnvironment:
         self._savepoint_pickle = False
         self._ids = itertools.count()
 
-    def enable_checkpointing(
+    def enable_checkpointing(  # noqa: PLR0913 - CheckpointConfig's options, all keyword-only
         self,
         interval: float | None = None,
         *,
@@ -100,9 +100,18 @@ class StreamEnvironment:
         max_concurrent: int = 1,
         tolerable_failures: int = 3,
         max_retained: int = 1,
+        unaligned: bool = False,
+        aligned_timeout: float | None = None,
     ) -> None:
-        """Take a checkpoint every ``interval`` seconds; see ``CheckpointConfig`` for the rest."""
-        self.checkpointing_enabled = True
+        """Take a checkpoint every ``interval`` seconds; see ``CheckpointConfig`` for the rest.
+
+        ``unaligned=True`` lets barriers overtake the records in full channels under
+        backpressure (exactly-once only); ``aligned_timeout`` starts each checkpoint aligned
+        and goes unaligned after that many seconds of alignment.
+
+        Raises:
+            ValueError: options that do not fit together (see ``CheckpointConfig``).
+        """
         self.checkpoint_config = CheckpointConfig(
             interval=interval,
             mode=mode,
@@ -111,7 +120,10 @@ class StreamEnvironment:
             max_concurrent=max_concurrent,
             tolerable_failures=tolerable_failures,
             max_retained=max_retained,
+            unaligned=unaligned,
+            aligned_timeout=aligned_timeout,
         )
+        self.checkpointing_enabled = True
 
     def set_checkpoint_storage(self, storage: str | CheckpointStorage) -> None:
         """Keep checkpoints at ``storage``: a URL or a ``CheckpointStorage`` object.
@@ -303,6 +315,7 @@ class StreamEnvironment:
             self.checkpoint_config.mode,
             self.state_backend,
             FULL_SNAPSHOT_EVERY if self.incremental_checkpoints else None,
+            unaligned=self.checkpoint_config.unaligned,
         )
 
     async def _settings(

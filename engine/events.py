@@ -8,7 +8,7 @@ before it sends one.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeAlias
 
 __all__ = [
@@ -49,10 +49,41 @@ class SnapshotKind(enum.Enum):
 
 @dataclass(frozen=True, slots=True)
 class SnapshotOptions:
-    """How to take one snapshot: its kind, and for a savepoint the folder it is written to."""
+    """How to take one snapshot: its kind, a savepoint's folder, and how barriers align.
+
+    An ``unaligned`` barrier overtakes the records queued before it, which the snapshot then
+    stores as channel state (Flink's unaligned checkpoints). With ``aligned_timeout`` each
+    subtask first aligns, and goes unaligned once its alignment has taken that many seconds;
+    a barrier a subtask forwards unaligned no longer carries the timeout. Savepoints are
+    always aligned.
+    """
 
     kind: SnapshotKind = SnapshotKind.CHECKPOINT
     target: str | None = None
+    unaligned: bool = False
+    aligned_timeout: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.unaligned and self.kind.is_savepoint:
+            raise ValueError(f"a {self.kind.value} is always aligned; it cannot be unaligned")
+        if self.aligned_timeout is not None and not self.unaligned:
+            raise ValueError(
+                f"aligned_timeout={self.aligned_timeout} needs unaligned=True: it is how long a "
+                "checkpoint stays aligned before it goes unaligned"
+            )
+        if self.aligned_timeout is not None and self.aligned_timeout < 0:
+            raise ValueError(
+                f"aligned_timeout must be 0 or more seconds; got {self.aligned_timeout}"
+            )
+
+    @property
+    def overtakes(self) -> bool:
+        """Whether the barrier is unaligned from the start: it overtakes in-flight records."""
+        return self.unaligned and self.aligned_timeout is None
+
+    def as_unaligned(self) -> SnapshotOptions:
+        """These options for a barrier forwarded unaligned: without the aligned timeout."""
+        return replace(self, aligned_timeout=None)
 
 
 CHECKPOINT = SnapshotOptions()

@@ -8,7 +8,11 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from lockgate.engine.checkpointing.checkpoint_status import CheckpointStatus
-from lockgate.engine.checkpointing.messages import CheckpointFailureReason, SubtaskId
+from lockgate.engine.checkpointing.messages import (
+    CheckpointFailureReason,
+    SubtaskCheckpointStats,
+    SubtaskId,
+)
 from lockgate.engine.checkpointing.metadata import CheckpointMetadata
 
 if TYPE_CHECKING:
@@ -107,7 +111,10 @@ class CheckpointRecord:
     trigger to each subtask's acknowledgement (only subtasks that acknowledged appear);
     ``alignment_duration``, ``start_delay``, ``sync_duration`` (the copy taken on the event
     loop) and ``async_duration`` (encoding and writing off it) are maxima over those subtasks.
-    ``failure_reason`` is set exactly when ``status`` is ``ABORTED``.
+    ``failure_reason`` is set exactly when ``status`` is ``ABORTED``. ``unaligned`` says
+    whether any subtask took its snapshot unaligned, ``persisted_in_flight`` the bytes of
+    in-flight records (channel state) all of them stored, and ``subtasks`` what each
+    subtask that acknowledged reported (its alignment time, in-flight bytes, ...).
     """
 
     checkpoint_id: int
@@ -124,6 +131,9 @@ class CheckpointRecord:
     failure_message: str = ""
     sync_duration: float = 0.0
     async_duration: float = 0.0
+    unaligned: bool = False
+    persisted_in_flight: int = 0
+    subtasks: dict[SubtaskId, SubtaskCheckpointStats] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

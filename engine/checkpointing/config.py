@@ -5,6 +5,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from lockgate.engine.events import SnapshotOptions
+
 __all__ = ["CheckpointConfig", "CheckpointingMode"]
 
 
@@ -37,6 +39,13 @@ class CheckpointConfig:
             default is 3, so that a single slow or failed checkpoint is only reported.
         max_retained: completed checkpoints kept in storage; older ones are deleted when a
             newer one completes.
+        unaligned: take checkpoints unaligned (exactly-once only, one at a time): barriers
+            overtake the records queued in channels, and those in-flight records are stored
+            with the checkpoint, so a checkpoint under backpressure does not wait for full
+            channels to drain. Savepoints stay aligned. A checkpoint with in-flight records
+            restores only at the parallelism it was taken at.
+        aligned_timeout: with ``unaligned``, start each checkpoint aligned and let a subtask
+            go unaligned once its alignment has taken this many seconds (0: at once).
     """
 
     interval: float | None = None
@@ -46,6 +55,8 @@ class CheckpointConfig:
     max_concurrent: int = 1
     tolerable_failures: int = 3
     max_retained: int = 1
+    unaligned: bool = False
+    aligned_timeout: float | None = None
 
     def __post_init__(self) -> None:
         if self.interval is not None and self.interval <= 0:
@@ -57,4 +68,23 @@ class CheckpointConfig:
                 "max_concurrent and max_retained must be at least 1 and tolerable_failures at "
                 f"least 0; got {self.max_concurrent}, {self.max_retained}, "
                 f"{self.tolerable_failures}"
+            )
+        self._check_unaligned()
+
+    @property
+    def checkpoint_options(self) -> SnapshotOptions:
+        """The options every checkpoint (not savepoint) of the job is taken with."""
+        return SnapshotOptions(unaligned=self.unaligned, aligned_timeout=self.aligned_timeout)
+
+    def _check_unaligned(self) -> None:
+        _ = self.checkpoint_options  # checks aligned_timeout
+        if self.unaligned and self.mode is not CheckpointingMode.EXACTLY_ONCE:
+            raise ValueError(
+                "unaligned checkpoints need mode=EXACTLY_ONCE; at-least-once checkpoints never "
+                "block a channel, so there is no alignment to skip: drop unaligned=True"
+            )
+        if self.unaligned and self.max_concurrent != 1:
+            raise ValueError(
+                f"unaligned checkpoints are taken one at a time (as in Flink); got "
+                f"max_concurrent={self.max_concurrent}: set it to 1"
             )

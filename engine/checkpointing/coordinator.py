@@ -193,8 +193,14 @@ class CheckpointCoordinator(Actor[Any]):
         return ticket
 
     def _placed(self, options: SnapshotOptions, checkpoint_id: int) -> SnapshotOptions:
-        # Every savepoint gets a folder of its own under the target the client named.
-        if not options.kind.is_savepoint or options.target is None:
+        # A checkpoint aligns as the job is configured; a savepoint is always aligned, and
+        # gets a folder of its own under the target the client named.
+        if not options.kind.is_savepoint:
+            config = self.setup.config
+            return replace(
+                options, unaligned=config.unaligned, aligned_timeout=config.aligned_timeout
+            )
+        if options.target is None:
             return options
         token = uuid.uuid4().hex[:6]
         folder = f"savepoint-{self.setup.job_name}-{checkpoint_id}-{token}"
@@ -349,8 +355,9 @@ class CheckpointCoordinator(Actor[Any]):
         # Barriers of checkpoints in progress can no longer reach it through its channels.
         for checkpoint_id, pending in sorted(self._pending.items()):
             if not pending.has_acknowledged(subtask):
+                options = self._options.get(checkpoint_id, CHECKPOINT)
                 self.setup.subtasks[subtask].tell_control(
-                    TriggerCheckpoint(checkpoint_id, pending.trigger_time)
+                    TriggerCheckpoint(checkpoint_id, pending.trigger_time, options)
                 )
 
     def _trigger_final(self) -> None:

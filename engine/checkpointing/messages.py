@@ -93,9 +93,11 @@ class SubtaskCheckpointStats:
     """How one subtask took part in one checkpoint, in seconds and bytes.
 
     ``start_delay`` runs from the trigger to the first barrier (or trigger) this subtask
-    saw; ``alignment_duration`` from that first barrier to the last one; ``sync_duration``
-    is the copy taken on the event loop; ``async_duration`` the encoding and writing done
-    off it.
+    saw; ``alignment_duration`` from that first barrier to the snapshot (the last barrier
+    when aligned; 0, or the aligned timeout, when unaligned); ``sync_duration`` is the copy
+    taken on the event loop; ``async_duration`` the encoding and writing done off it.
+    ``unaligned`` says whether the snapshot was unaligned, and ``persisted_in_flight`` how
+    many bytes of in-flight records (channel state) it stored, out of ``state_size``.
     """
 
     start_delay: float = 0.0
@@ -103,6 +105,8 @@ class SubtaskCheckpointStats:
     sync_duration: float = 0.0
     async_duration: float = 0.0
     state_size: int = 0
+    persisted_in_flight: int = 0
+    unaligned: bool = False
 
 
 @dataclass(frozen=True, slots=True)

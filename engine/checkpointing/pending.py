@@ -237,6 +237,9 @@ class PendingCheckpoint:
             failure_message=self._failure_message,
             sync_duration=max((s.sync_duration for s in stats), default=0.0),
             async_duration=max((s.async_duration for s in stats), default=0.0),
+            unaligned=any(s.unaligned for s in stats),
+            persisted_in_flight=sum(s.persisted_in_flight for s in stats),
+            subtasks=self.subtask_stats,
         )
 
     def _advance(self, target: CheckpointStatus) -> None:

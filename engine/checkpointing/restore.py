@@ -4,7 +4,9 @@ The rules are Flink's: keyed state moves in whole key groups to the subtask that
 group at the new parallelism; even-split list states are concatenated in old-subtask order
 and cut into contiguous chunks whose sizes differ by at most one; union list states reach
 every new subtask in full; broadcast state is the same everywhere, so the first old
-subtask's copy is given to all.
+subtask's copy is given to all. Channel state (in-flight records of an unaligned
+checkpoint) belongs to one channel between two subtasks: it stays with its subtask, and
+cannot be redistributed.
 """
 
 from __future__ import annotations
@@ -30,8 +32,9 @@ def redistribute(
 
     Raises:
         ValueError: when ``old`` is empty or mixes operators, when ``new_parallelism`` is
-            not in 1..max_parallelism, or when a key group lies outside 0..max_parallelism-1
-            (the max parallelism of an operator cannot change across a restore).
+            not in 1..max_parallelism, when a key group lies outside 0..max_parallelism-1
+            (the max parallelism of an operator cannot change across a restore), or when
+            ``old`` holds channel state and the parallelism changes.
     """
     uid = _check(old, new_parallelism, max_parallelism)
     keyed = _merge_key_groups(old, max_parallelism)
@@ -42,6 +45,7 @@ def redistribute(
     unions = _concatenate(snapshot.unions for snapshot in old)
     broadcast = _first_copies(snapshot.broadcast for snapshot in old)
     kinds = {name: kind for snapshot in old for name, kind in snapshot.kinds.items()}
+    channels = _channel_states(old, new_parallelism)
     return [
         OperatorSnapshot(
             uid,
@@ -50,6 +54,8 @@ def redistribute(
             unions={name: list(items) for name, items in unions.items()},
             broadcast={name: dict(entries) for name, entries in broadcast.items()},
             kinds=dict(kinds),
+            input_channels=channels[index].input_channels,
+            output_channels=channels[index].output_channels,
         )
         for index in range(new_parallelism)
     ]
@@ -60,6 +66,19 @@ def even_split(items: Sequence[Any], parts: int) -> list[list[Any]]:
     size, extra = divmod(len(items), parts)
     bounds = [index * size + min(index, extra) for index in range(parts + 1)]
     return [list(items[bounds[index] : bounds[index + 1]]) for index in range(parts)]
+
+
+def _channel_states(
+    old: Sequence[OperatorSnapshot], new_parallelism: int
+) -> Sequence[OperatorSnapshot]:
+    if len(old) == new_parallelism:
+        return old
+    if any(snapshot.has_channel_state for snapshot in old):
+        raise ValueError(
+            f"operator '{old[0].uid}' holds in-flight records of an unaligned checkpoint taken "
+            f"at parallelism {len(old)}; they cannot be restored at parallelism {new_parallelism}"
+        )
+    return [OperatorSnapshot(old[0].uid)] * new_parallelism
 
 
 def _check(old: Sequence[OperatorSnapshot], new_parallelism: int, max_parallelism: int) -> str:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lockgate.actors import ActorRef, Channel, Doorbell
+from lockgate.engine.checkpointing.channel_state import ChannelId
 from lockgate.engine.checkpointing.config import CheckpointingMode
 from lockgate.engine.checkpointing.snapshots import SINK_STATE, SPLITS_STATE, OperatorSnapshot
 from lockgate.engine.checkpointing.storage import CheckpointStorage
@@ -25,6 +26,7 @@ from lockgate.engine.runtime.async_operator import AsyncWaitOperator
 from lockgate.engine.runtime.barrier_aligner import AlignmentMode, BarrierAligner
 from lockgate.engine.runtime.gates import InputGate, OutputGate, OutputPartition
 from lockgate.engine.runtime.heads import GateHead, Head, SourceHead
+from lockgate.engine.runtime.input_channel_state import InputChannelState
 from lockgate.engine.runtime.operators import Operator, create_operator
 from lockgate.engine.runtime.scope import OperatorScope
 from lockgate.engine.runtime.subtask import SubtaskActor, SubtaskSettings
@@ -42,7 +44,7 @@ from lockgate.engine.state import (
 
 __all__ = ["Attempt", "Deployment", "RuntimeOptions", "deploy"]
 
-ChannelKey = tuple[int, int, int]  # edge id, upstream subtask, downstream subtask
+ChannelKey = ChannelId  # edge id, upstream subtask, downstream subtask
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +52,7 @@ class RuntimeOptions:
     """How subtasks batch, buffer, tell time and keep keyed state.
 
     ``state_backend`` builds each operator subtask's keyed state backend, anew per attempt.
+    ``unaligned`` lets subtasks act on unaligned checkpoints while they wait for room.
     """
 
     batch_size: int
@@ -60,6 +63,7 @@ class RuntimeOptions:
     mode: CheckpointingMode = CheckpointingMode.EXACTLY_ONCE
     state_backend: StateBackend = field(default_factory=MemoryStateBackend)
     incremental_full_every: int | None = None
+    unaligned: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +124,7 @@ def _channels(
 ) -> dict[ChannelKey, Channel[ChannelItem]]:
     edges = {edge.edge_id: edge for edge in plan.edges}
     return {
-        (spec.edge_id, spec.upstream_index, spec.downstream_index): Channel(
+        ChannelId(spec.edge_id, spec.upstream_index, spec.downstream_index): Channel(
             options.channel_capacity,
             size_of=item_size,
             doorbell=doorbells[edges[spec.edge_id].downstream.chain_id, spec.downstream_index],
@@ -147,7 +151,12 @@ class _SubtaskBuilder:
     def build(self, chain: OperatorChain, index: int) -> SubtaskActor:
         options = self.options
         settings = SubtaskSettings(
-            chain, index, options.max_parallelism, options.buffer_timeout, options.clock
+            chain,
+            index,
+            options.max_parallelism,
+            options.buffer_timeout,
+            options.clock,
+            unaligned=options.unaligned,
         )
         middle = [node for node in chain.operators if node.kind not in _ENDS]
         operators = [self._operator(node, index) for node in middle]
@@ -191,10 +200,16 @@ class _SubtaskBuilder:
     def _head(self, chain: OperatorChain, index: int) -> Head:
         head = chain.head
         if head.kind is not OperatorKind.SOURCE:
-            inputs = self._inputs(chain, index)
-            mode = _ALIGNMENT[self.options.mode]
-            aligner = BarrierAligner(len(inputs), mode=mode)
-            return GateHead(InputGate(inputs, aligner, self.options.clock))
+            keys = self._input_keys(chain, index)
+            aligner = BarrierAligner(len(keys), mode=_ALIGNMENT[self.options.mode])
+            restored = self.attempt.state_of(head.uid, index)
+            in_flight = InputChannelState(
+                keys,
+                {} if restored is None else restored.input_channels,
+                batch_size=self.options.batch_size,
+            )
+            inputs = [self.channels[key] for key in keys]
+            return GateHead(InputGate(inputs, aligner, self.options.clock, in_flight))
         source: Source[Any] = head.function
         restored = self.attempt.state_of(head.uid, index)
         if restored is None:
@@ -234,21 +249,27 @@ class _SubtaskBuilder:
                 writer = sink.create_writer(context)
             return SinkTail(writer, scope)
         partitions = [self._partition(edge, index) for edge in self.plan.outputs(chain)]
-        gate = OutputGate(partitions, batch_size=self.options.batch_size, clock=self.options.clock)
+        restored = self.attempt.state_of(tail.uid, index)
+        gate = OutputGate(
+            partitions,
+            batch_size=self.options.batch_size,
+            clock=self.options.clock,
+            restored=None if restored is None else restored.output_channels,
+        )
         return GateTail(gate)
 
-    def _inputs(self, chain: OperatorChain, index: int) -> list[Channel[ChannelItem]]:
+    def _input_keys(self, chain: OperatorChain, index: int) -> list[ChannelId]:
         return [
-            self.channels[edge.edge_id, upstream, index]
+            ChannelId(edge.edge_id, upstream, index)
             for edge in self.plan.inputs(chain)
             for upstream in range(edge.upstream.parallelism)
             if index in edge.channels_of(upstream)
         ]
 
     def _partition(self, edge: ChainEdge, index: int) -> OutputPartition:
-        targets = edge.channels_of(index)
-        channels = [self.channels[edge.edge_id, index, target] for target in targets]
-        return OutputPartition(self._partitioner(edge, index, len(channels)), channels)
+        keys = [ChannelId(edge.edge_id, index, target) for target in edge.channels_of(index)]
+        channels = [self.channels[key] for key in keys]
+        return OutputPartition(self._partitioner(edge, index, len(channels)), channels, keys)
 
     def _partitioner(self, edge: ChainEdge, index: int, channels: int) -> Partitioner:
         if channels == 1:

@@ -7,6 +7,7 @@ from typing import Any, Protocol
 from anyio.abc import TaskGroup
 
 from lockgate.actors import Doorbell, EndOfMailbox, Mailbox, MailboxEmpty
+from lockgate.engine.checkpointing.channel_state import ChannelRecords
 from lockgate.engine.checkpointing.snapshots import SPLITS_STATE
 from lockgate.engine.events import EndOfInput
 from lockgate.engine.runtime.gates import GateItem, InputGate
@@ -44,6 +45,19 @@ class Head(Protocol):
     def alignment_started_at(self, checkpoint_id: int, *, default: float) -> float:
         """When the first barrier of ``checkpoint_id`` arrived, or ``default``."""
 
+    @property
+    def alignment_deadline(self) -> float | None:
+        """When the pending alignment goes unaligned, if it will."""
+
+    def poll_priority(self) -> list[GateItem]:
+        """Take what must be acted on even while no batch can be taken (unaligned barriers)."""
+
+    def defer(self, item: GateItem) -> None:
+        """Hand back an item ``poll_priority`` returned, to be polled first."""
+
+    def take_channel_state(self, checkpoint_id: int) -> ChannelRecords:
+        """The input channel state of the unaligned ``checkpoint_id``, once complete."""
+
     def suspend(self, checkpoint_id: int) -> None:
         """Deliver nothing more: the stop savepoint ``checkpoint_id`` is the job's last."""
 
@@ -68,6 +82,17 @@ class GateHead:
     def __init__(self, gate: InputGate) -> None:
         self.gate = gate
         self.poll = gate.poll
+        self.poll_priority = gate.poll_priority
+        self.defer = gate.defer
+
+    @property
+    def alignment_deadline(self) -> float | None:
+        """When the gate's pending alignment goes unaligned, if it will."""
+        return self.gate.alignment_deadline
+
+    def take_channel_state(self, checkpoint_id: int) -> ChannelRecords:
+        """The records recorded for the unaligned ``checkpoint_id``."""
+        return self.gate.in_flight.take(checkpoint_id)
 
     async def open(self, doorbell: Doorbell) -> None:
         """Nothing to open: the channels already ring the doorbell."""
@@ -79,7 +104,7 @@ class GateHead:
         """Nothing to close: upstream subtasks close their channels."""
 
     def capture(self) -> StateCapture | None:
-        """Channels hold no state of their own (aligned checkpoints)."""
+        """Nothing at the snapshot: input channel state is taken when it is complete."""
         return None
 
     async def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
@@ -173,6 +198,20 @@ class SourceHead:
     def alignment_started_at(self, checkpoint_id: int, *, default: float) -> float:
         """A source is triggered directly: no alignment."""
         return default
+
+    alignment_deadline = None
+
+    def poll_priority(self) -> list[GateItem]:
+        """A source has no channels: nothing overtakes."""
+        return []
+
+    def defer(self, item: GateItem) -> None:
+        """Nothing is ever handed back."""
+        raise AssertionError(f"a source head polls no barriers; got {item!r} back")
+
+    def take_channel_state(self, checkpoint_id: int) -> ChannelRecords:
+        """A source reads no channels."""
+        return {}
 
     def suspend(self, checkpoint_id: int) -> None:
         """Poll nothing more; the positions stay those of the last batch polled."""

@@ -107,7 +107,14 @@ class NativeSnapshotWriter:
 
     def _operator_part(self, capture: StateCapture) -> OperatorSnapshot:
         """The capture's lists, unions and broadcast state, without keyed state."""
-        operator = StateCapture(capture.uid, None, capture.operator, capture.lists)
+        operator = StateCapture(
+            capture.uid,
+            None,
+            capture.operator,
+            capture.lists,
+            input_channels=capture.input_channels,
+            output_channels=capture.output_channels,
+        )
         return operator.materialize(self.max_parallelism)
 
     def notify_complete(self, checkpoint_id: int) -> None:

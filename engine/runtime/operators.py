@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from lockgate.engine.checkpointing.channel_state import ChannelRecords
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot
 from lockgate.engine.clock import Clock
 from lockgate.engine.functions import (
@@ -34,7 +35,7 @@ from lockgate.engine.state import (
 )
 from lockgate.engine.state.native_snapshot import NativeSnapshots
 
-__all__ = ["Operator", "StateCapture", "create_operator", "own_copy"]
+__all__ = ["Operator", "StateCapture", "create_operator", "own_copy", "with_channel_state"]
 
 _MISSING = object()
 _REDUCED = ValueStateDescriptor[Any]("reduced")
@@ -45,13 +46,17 @@ class StateCapture:
     """A consistent copy of one operator's state, taken on the event loop at a barrier.
 
     ``materialize`` turns it into plain data off the event loop (in a worker thread), while
-    the operator goes on changing its live state.
+    the operator goes on changing its live state. The capture of a chain's head or tail may
+    carry the in-flight records of an unaligned checkpoint (``input_channels``,
+    ``output_channels``); nothing changes them once captured.
     """
 
     uid: str
     keyed: KeyedSnapshot | None = None
     operator: OperatorStateSnapshot | None = None
     lists: dict[str, list[Any]] = field(default_factory=dict)
+    input_channels: ChannelRecords = field(default_factory=dict)
+    output_channels: ChannelRecords = field(default_factory=dict)
 
     @property
     def entries(self) -> int:
@@ -83,7 +88,34 @@ class StateCapture:
             kinds={} if self.keyed is None else dict(self.keyed.kinds),
             deleted=deleted,
             is_delta=base is not None,
+            input_channels=self.input_channels,
+            output_channels=self.output_channels,
         )
+
+
+def with_channel_state(
+    captures: list[StateCapture],
+    uid: str,
+    *,
+    inputs: ChannelRecords | None = None,
+    outputs: ChannelRecords | None = None,
+) -> list[StateCapture]:
+    """Return ``captures`` with channel state added to the capture of ``uid`` (or a new one).
+
+    Channels without records add nothing.
+    """
+    inputs = {key: records for key, records in (inputs or {}).items() if records}
+    outputs = {key: records for key, records in (outputs or {}).items() if records}
+    if not inputs and not outputs:
+        return captures
+    position = next((i for i, c in enumerate(captures) if c.uid == uid), len(captures))
+    found = captures[position] if position < len(captures) else StateCapture(uid)
+    merged = replace(
+        found,
+        input_channels={**found.input_channels, **inputs},
+        output_channels={**found.output_channels, **outputs},
+    )
+    return [*captures[:position], merged, *captures[position + 1 :]]
 
 
 class Operator:

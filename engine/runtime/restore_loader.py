@@ -7,6 +7,7 @@ from functools import partial
 
 import anyio.to_thread
 
+from lockgate.engine.checkpointing.channel_restore import channel_state_problems
 from lockgate.engine.checkpointing.increments import apply_increments
 from lockgate.engine.checkpointing.messages import StateHandle
 from lockgate.engine.checkpointing.metadata import CheckpointMetadata, OperatorStateHandles
@@ -38,7 +39,9 @@ async def load_restored_state(
 
     Raises ``RestoreError`` when the checkpoint cannot belong to this job: another
     max_parallelism, or state for an operator uid the job no longer has (unless
-    ``allow_non_restored_state``, which drops that state). A savepoint's files are read
+    ``allow_non_restored_state``, which drops that state), or in-flight records of an
+    unaligned checkpoint on channels the job runs at another parallelism (or no longer
+    has). A savepoint's files are read
     in the canonical format only (values of user types decode with ``codec``), never as
     pickle: a savepoint file that is not canonical fails the restore.
     """
@@ -53,6 +56,9 @@ async def load_restored_state(
     for uid, handles in metadata.operators.items():
         if uid in parallelism:
             snapshots = await _read_all(uid, handles, storage, decode, max_parallelism)
+            problems = channel_state_problems(uid, snapshots, metadata, plan)
+            if problems:
+                raise RestoreError(" ".join(problems))
             restored[uid] = redistribute(snapshots, parallelism[uid], max_parallelism)
     return restored
 

@@ -6,6 +6,11 @@ or a sink writer). Control messages (checkpoint triggers and notifications, stop
 before data whenever both are waiting. Barriers travel in-band: the input gate's aligner
 decides when this subtask snapshots, and the snapshot forwards the barrier downstream.
 
+With unaligned checkpoints a subtask that waits for room in a full output channel still
+acts on unaligned barriers at the heads of its input channels and on unaligned checkpoint
+triggers: it snapshots there and then, and its barrier overtakes the records queued
+downstream, so a barrier crosses a backpressured job without waiting for channels to drain.
+
 An ``async_map`` in the chain (an ``AsyncWaitOperator``) emits nothing when given records:
 its results are taken, and run through the rest of the chain, each time the loop comes
 round (its calls ring the doorbell). While it has records it has no room for, the loop does
@@ -16,35 +21,43 @@ messages are still taken. End of input is passed on once every call has been emi
 from __future__ import annotations
 
 import contextlib
+from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
 from anyio.abc import TaskGroup
 
-from lockgate.actors import Actor, StopActor
+from lockgate.actors import Actor, Channel, StopActor
+from lockgate.actors.envelope import Envelope
 from lockgate.engine.checkpointing.messages import (
     CheckpointFailureReason,
     EndSourceInput,
     NotifyCheckpointAborted,
     NotifyCheckpointComplete,
-    SubtaskCheckpointStats,
     SubtaskFinished,
     SubtaskId,
     SubtaskInputEnded,
     TriggerCheckpoint,
 )
 from lockgate.engine.clock import Clock
-from lockgate.engine.events import CheckpointBarrier, EndOfInput, SnapshotKind
+from lockgate.engine.events import EndOfInput
 from lockgate.engine.functions import RuntimeContext
 from lockgate.engine.metrics import SubtaskMetrics
 from lockgate.engine.planning import OperatorChain
 from lockgate.engine.runtime.async_operator import AsyncWaitOperator
-from lockgate.engine.runtime.barrier_aligner import AbortCheckpoint, TriggerSnapshot
+from lockgate.engine.runtime.barrier_aligner import (
+    AbortCheckpoint,
+    ChannelStateComplete,
+    TriggerSnapshot,
+    TriggerUnalignedSnapshot,
+)
+from lockgate.engine.runtime.doorbell_wait import wait_doorbell
 from lockgate.engine.runtime.gil_handoff import HANDOFF
 from lockgate.engine.runtime.heads import Head
-from lockgate.engine.runtime.operators import Operator, StateCapture
+from lockgate.engine.runtime.operators import Operator
 from lockgate.engine.runtime.scope import OperatorScope, run_with_group
 from lockgate.engine.runtime.subtask_checkpointer import SubtaskCheckpointer
+from lockgate.engine.runtime.subtask_snapshots import SubtaskSnapshots
 from lockgate.engine.runtime.tails import Tail
 
 __all__ = ["SubtaskActor", "SubtaskSettings"]
@@ -59,6 +72,7 @@ class SubtaskSettings:
     max_parallelism: int
     buffer_timeout: float
     clock: Clock
+    unaligned: bool = False
 
     @property
     def subtask_id(self) -> SubtaskId:
@@ -102,6 +116,17 @@ class SubtaskActor(Actor[Any]):
         ]
         self._input_ended = False
         self._group: TaskGroup | None = None
+        self._held_control: deque[Envelope[Any]] = deque()
+        self._rung_while_sending = False
+        self.snapshots = SubtaskSnapshots(
+            settings.chain,
+            settings.clock,
+            head,
+            self._stages,
+            tail,
+            checkpointer,
+            self._emit_all_ready,
+        )
 
     async def on_start(self) -> None:
         """Open the operators, the head and the tail."""
@@ -110,13 +135,15 @@ class SubtaskActor(Actor[Any]):
                 operator.open(self._runtime_context(operator))
         await self.head.open(self.context.doorbell)
         await self.tail.open()
+        if self.settings.unaligned:
+            self.tail.wait_for_room_with(self._wait_for_room)
 
     async def run(self) -> None:
         """Process input and control messages until a ``StopActor``."""
         await run_with_group(self._run_in)
 
     async def _run_in(self, group: TaskGroup) -> None:
-        self._group = group
+        self._group = self.snapshots.group = group
         self.head.start(group)
         for _, operator in self._async:
             operator.start(group, self.context.doorbell)
@@ -159,12 +186,12 @@ class SubtaskActor(Actor[Any]):
     async def _loop(self) -> None:
         clock, timeout, tail = self.settings.clock, self.settings.buffer_timeout, self.tail
         while True:
-            while self.context.control:
+            while self._held_control or self.context.control:
                 if await self._take_control():
                     return
             if self._async:
                 await self._emit_async_results()
-                item = None if self._holds_input() else self.head.poll()
+                item = await self._poll_unless_holding()
             else:
                 item = None if self._input_ended else self.head.poll()
             if item is None:
@@ -182,8 +209,11 @@ class SubtaskActor(Actor[Any]):
     async def _on_event(self, event: Any) -> None:
         match event:
             case TriggerSnapshot(barrier=barrier):
-                if self.checkpointer.accepts(barrier.checkpoint_id):
-                    await self._snapshot(barrier)
+                await self.snapshots.aligned(barrier)
+            case TriggerUnalignedSnapshot(barrier=barrier):
+                await self.snapshots.unaligned(barrier)
+            case ChannelStateComplete(checkpoint_id=checkpoint_id):
+                self.snapshots.complete_channel_state(checkpoint_id)
             case AbortCheckpoint(checkpoint_id=checkpoint_id):
                 reason = CheckpointFailureReason.ALIGNMENT_ABORTED
                 self.checkpointer.decline(checkpoint_id, reason, "a newer barrier arrived")
@@ -201,6 +231,13 @@ class SubtaskActor(Actor[Any]):
         if records:
             await self.tail.write(records)
 
+    async def _poll_unless_holding(self) -> Any:
+        if not self._holds_input():
+            return self.head.poll()
+        if self.settings.unaligned:  # unaligned barriers pass a backlog, as they pass records
+            await self._act_on_priority_input()
+        return None
+
     def _holds_input(self) -> bool:
         return self._input_ended or any(operator.has_backlog for _, operator in self._async)
 
@@ -216,6 +253,11 @@ class SubtaskActor(Actor[Any]):
                 await self._process_from(index + 1, records)
         if self._input_ended:
             await self._finish_when_emptied()
+
+    async def _emit_all_ready(self) -> None:
+        for index, operator in self._async:
+            if records := operator.take_ready():
+                await self._process_from(index + 1, records)
 
     async def _process_from(self, start: int, records: list[Any]) -> None:
         for operator, scope in self._stages[start:]:
@@ -235,9 +277,48 @@ class SubtaskActor(Actor[Any]):
         self.checkpointer.tell_coordinator(SubtaskFinished(self.settings.subtask_id))
 
     async def _wait_idle(self) -> None:
-        started = self.settings.clock.now()
-        await self.context.doorbell.wait()
-        self.idle_time += self.settings.clock.now() - started
+        if self._rung_while_sending:  # that ring may have been for the loop: poll again
+            self._rung_while_sending = False
+            return
+        clock = self.settings.clock
+        started = clock.now()
+        deadline = self.head.alignment_deadline
+        await wait_doorbell(self.context.doorbell, clock, deadline=deadline)
+        self.idle_time += clock.now() - started
+
+    async def _wait_for_room(self, channel: Channel[Any], item: Any) -> None:
+        # The tail waits here for room in a full channel (unaligned checkpoints only).
+        deadline = self.head.alignment_deadline
+        await wait_doorbell(
+            self.context.doorbell, self.settings.clock, room_in=channel, deadline=deadline
+        )
+        self._rung_while_sending = True
+        await self._act_on_priority_input()
+        await self._take_overtaking_triggers()
+
+    async def _act_on_priority_input(self) -> None:
+        for decided in self.head.poll_priority():
+            if isinstance(
+                decided, TriggerUnalignedSnapshot | ChannelStateComplete | AbortCheckpoint
+            ):
+                await self._on_event(decided)
+            else:
+                self.head.defer(decided)
+
+    async def _take_overtaking_triggers(self) -> None:
+        # Unaligned triggers are taken now; other control messages wait, in order, for the
+        # loop, which takes them before anything else.
+        while (envelope := super()._next_control()) is not None:
+            message = envelope.message
+            if isinstance(message, TriggerCheckpoint) and message.options.overtakes:
+                await self.snapshots.trigger(message)
+            else:
+                self._held_control.append(envelope)
+
+    def _next_control(self) -> Envelope[Any] | None:
+        if self._held_control:
+            return self._held_control.popleft()
+        return super()._next_control()
 
     async def _take_control(self) -> bool:
         envelope = self._next_control()
@@ -246,10 +327,8 @@ class SubtaskActor(Actor[Any]):
         match envelope.message:
             case StopActor():
                 return True
-            case TriggerCheckpoint(checkpoint_id=checkpoint_id, timestamp=timestamp):
-                if self.checkpointer.accepts(checkpoint_id):
-                    barrier = CheckpointBarrier(checkpoint_id, timestamp, envelope.message.options)
-                    await self._snapshot(barrier)
+            case TriggerCheckpoint():
+                await self.snapshots.trigger(envelope.message)
             case NotifyCheckpointComplete(checkpoint_id=checkpoint_id):
                 await self._notify_complete(checkpoint_id)
             case NotifyCheckpointAborted(checkpoint_id=checkpoint_id):
@@ -260,39 +339,6 @@ class SubtaskActor(Actor[Any]):
             case other:
                 raise TypeError(f"subtask '{self.name}' got unknown control message {other!r}")
         return False
-
-    async def _snapshot(self, barrier: CheckpointBarrier) -> None:
-        clock = self.settings.clock
-        started = clock.now()
-        for index, operator in self._async:  # results ready now precede the barrier
-            if records := operator.take_ready():
-                await self._process_from(index + 1, records)
-        captures = self._capture_operators(barrier)
-        sink = await self.tail.capture(barrier)
-        captures += [c for c in (self.head.capture(), sink) if c is not None]
-        await self.tail.forward(barrier)
-        stats = self._sync_stats(barrier, started)
-        assert self._group is not None
-        self.checkpointer.complete_async(self._group, barrier, captures, stats)
-        if barrier.options.kind is SnapshotKind.STOP_SAVEPOINT:
-            self.head.suspend(barrier.checkpoint_id)  # nothing follows the job's last snapshot
-
-    def _capture_operators(self, barrier: CheckpointBarrier) -> list[StateCapture]:
-        captures = []
-        native = self.checkpointer.takes_native(barrier)
-        for operator, scope in self._stages:
-            with scope:
-                captures.append(operator.capture(barrier.checkpoint_id, native=native))
-        return captures
-
-    def _sync_stats(self, barrier: CheckpointBarrier, started: float) -> SubtaskCheckpointStats:
-        now = self.settings.clock.now()
-        first = self.head.alignment_started_at(barrier.checkpoint_id, default=started)
-        return SubtaskCheckpointStats(
-            start_delay=max(0.0, first - barrier.timestamp),
-            alignment_duration=max(0.0, started - first),
-            sync_duration=now - started,
-        )
 
     async def _notify_complete(self, checkpoint_id: int) -> None:
         self.checkpointer.notify_complete(checkpoint_id)

@@ -23,6 +23,7 @@ import anyio.to_thread
 from anyio.abc import TaskGroup
 
 from lockgate.actors import ActorRef, ActorStopped
+from lockgate.engine.checkpointing.channel_state import ChannelRecords
 from lockgate.engine.checkpointing.messages import (
     AcknowledgeCheckpoint,
     CheckpointFailureReason,
@@ -31,14 +32,14 @@ from lockgate.engine.checkpointing.messages import (
     SubtaskCheckpointStats,
     SubtaskId,
 )
-from lockgate.engine.checkpointing.snapshots import OperatorSnapshot, encode_snapshot
+from lockgate.engine.checkpointing.snapshots import OperatorSnapshot, encode_snapshot_measured
 from lockgate.engine.checkpointing.storage import CheckpointStorage, savepoint_folder_for
 from lockgate.engine.clock import Clock
 from lockgate.engine.events import CheckpointBarrier
 from lockgate.engine.runtime.gil_handoff import HANDOFF
 from lockgate.engine.runtime.incremental import Increment, IncrementalBases
 from lockgate.engine.runtime.native_writer import NativeSnapshotWriter
-from lockgate.engine.runtime.operators import StateCapture
+from lockgate.engine.runtime.operators import StateCapture, with_channel_state
 from lockgate.engine.savepoints.errors import SavepointEncodingError
 from lockgate.engine.savepoints.format import encode_savepoint_state
 from lockgate.engine.savepoints.values import ValueCodec
@@ -46,6 +47,9 @@ from lockgate.engine.state import KeyedSnapshot, KeyedStateSnapshot
 from lockgate.engine.state.native_snapshot import is_native
 
 __all__ = ["CheckpointContext", "SubtaskCheckpointer"]
+
+Encoder = Callable[[OperatorSnapshot], tuple[bytes, int]]
+"""Encodes a snapshot; returns the bytes and how many of them are in-flight records."""
 
 # Up to this many keyed entries a snapshot is encoded on the event loop (a few milliseconds):
 # handing it to a worker thread while the loop is busy costs more, because the thread then
@@ -68,11 +72,20 @@ class CheckpointContext:
     run_id: str = "run"
 
 
+@dataclass(frozen=True, slots=True)
+class _HeldSnapshot:
+    barrier: CheckpointBarrier
+    captures: list[StateCapture]
+    stats: SubtaskCheckpointStats
+
+
 class SubtaskCheckpointer:
     """Writes a subtask's captured state for a checkpoint and acknowledges it.
 
     At most one acknowledgement or decline is sent per checkpoint; a checkpoint id at or
-    below ``last_checkpoint_id`` is never snapshotted again.
+    below ``last_checkpoint_id`` is never snapshotted again. An unaligned snapshot is held
+    until its input channel state is complete, then written; a decline or an abort of its
+    checkpoint drops it.
     """
 
     def __init__(self, context: CheckpointContext) -> None:
@@ -81,6 +94,7 @@ class SubtaskCheckpointer:
         full_every = context.incremental_full_every
         self.incremental = None if full_every is None else IncrementalBases(full_every)
         self.native = None if full_every is None else self._native_writer()
+        self._held: _HeldSnapshot | None = None
 
     def takes_native(self, barrier: CheckpointBarrier) -> bool:
         """Whether operators capture keyed state as their backend's files for ``barrier``.
@@ -104,9 +118,31 @@ class SubtaskCheckpointer:
         self.last_checkpoint_id = barrier.checkpoint_id
         group.start_soon(self._write_and_acknowledge, barrier, captures, stats)
 
+    def hold(
+        self,
+        barrier: CheckpointBarrier,
+        captures: list[StateCapture],
+        stats: SubtaskCheckpointStats,
+    ) -> None:
+        """Record the unaligned snapshot as taken; write it once its channel state is complete."""
+        self.last_checkpoint_id = barrier.checkpoint_id
+        self._held = _HeldSnapshot(barrier, captures, stats)
+
+    def complete_channel_state(
+        self, group: TaskGroup, checkpoint_id: int, inputs: ChannelRecords, *, head_uid: str
+    ) -> None:
+        """Add the input channel state under ``head_uid``; start writing the held snapshot."""
+        held = self._held
+        if held is None or held.barrier.checkpoint_id != checkpoint_id:
+            return  # declined or aborted meanwhile
+        self._held = None
+        captures = with_channel_state(held.captures, head_uid, inputs=inputs)
+        group.start_soon(self._write_and_acknowledge, held.barrier, captures, held.stats)
+
     def decline(self, checkpoint_id: int, reason: CheckpointFailureReason, message: str) -> None:
         """Tell the coordinator this subtask will not take part in ``checkpoint_id``."""
         self.last_checkpoint_id = max(self.last_checkpoint_id, checkpoint_id)
+        self._drop_held(checkpoint_id)
         self.tell_coordinator(
             DeclineCheckpoint(checkpoint_id, self.context.subtask, reason, message)
         )
@@ -126,21 +162,18 @@ class SubtaskCheckpointer:
         started = self.context.clock.now()
         try:
             with HANDOFF.lend():
-                handles = await self._write(barrier, captures)
+                handles, in_flight = await self._write(barrier, captures)
         except SavepointEncodingError as error:  # the job runs on; the savepoint fails
             self.decline(checkpoint_id, CheckpointFailureReason.UNENCODABLE_STATE, str(error))
             return
         except Exception as error:  # a storage failure declines; it does not fail the job
             self.decline(checkpoint_id, CheckpointFailureReason.STORAGE_FAILED, repr(error))
             return
-        size = sum(handle.size for handle in handles.values())
-        duration = self.context.clock.now() - started
-        final_stats = SubtaskCheckpointStats(
-            start_delay=stats.start_delay,
-            alignment_duration=stats.alignment_duration,
-            sync_duration=stats.sync_duration,
-            async_duration=duration,
-            state_size=size,
+        final_stats = replace(
+            stats,
+            async_duration=self.context.clock.now() - started,
+            state_size=sum(handle.size for handle in handles.values()),
+            persisted_in_flight=in_flight,
         )
         self.tell_coordinator(
             AcknowledgeCheckpoint(checkpoint_id, self.context.subtask, handles, final_stats)
@@ -148,23 +181,25 @@ class SubtaskCheckpointer:
 
     async def _write(
         self, barrier: CheckpointBarrier, captures: list[StateCapture]
-    ) -> dict[str, StateHandle]:
+    ) -> tuple[dict[str, StateHandle], int]:
+        # Returns the handles and the bytes of in-flight records among what was written.
         if barrier.options.kind.is_savepoint:
-            return await self._write_savepoint(barrier, captures)
+            return await self._write_savepoint(barrier, captures), 0
         natives = [capture for capture in captures if _is_native(capture)]
         handles = await self._write_natives(barrier.checkpoint_id, natives)
         captures = [capture for capture in captures if not _is_native(capture)]
-        return {**handles, **await self._write_heap(barrier, captures)}
+        heap, in_flight = await self._write_heap(barrier, captures)
+        return {**handles, **heap}, in_flight
 
     async def _write_heap(
         self, barrier: CheckpointBarrier, captures: list[StateCapture]
-    ) -> dict[str, StateHandle]:
+    ) -> tuple[dict[str, StateHandle], int]:
         plans = self._incremental_plans(captures)
         bases = {uid: base.keyed for uid, base in plans.items() if base is not None}
         keyed = {c.uid: c.keyed for c in captures if c.uid in plans}
-        encoded = await self._encode(captures, partial(encode_snapshot), bases)
+        encoded = await self._encode(captures, encode_snapshot_measured, bases)
         handles: dict[str, StateHandle] = {}
-        for uid, data in encoded:
+        for uid, (data, _) in encoded:
             if uid in plans:
                 handles[uid] = await self._write_increment(barrier, uid, data, plans[uid])
                 self._record(barrier.checkpoint_id, uid, keyed[uid], handles[uid])
@@ -172,7 +207,7 @@ class SubtaskCheckpointer:
                 handles[uid] = await self.context.storage.write_state(
                     self.context.job_name, barrier.checkpoint_id, self._file_name(uid), data
                 )
-        return handles
+        return handles, sum(in_flight for _, (_, in_flight) in encoded)
 
     async def _write_natives(
         self, checkpoint_id: int, captures: list[StateCapture]
@@ -193,9 +228,9 @@ class SubtaskCheckpointer:
         target = barrier.options.target
         assert target is not None, "a savepoint needs its target folder"
         storage = savepoint_folder_for(target)
-        encoder = partial(encode_savepoint_state, codec=self.context.savepoint_codec)
+        encoder = partial(_unmeasured, encode_savepoint_state, self.context.savepoint_codec)
         handles: dict[str, StateHandle] = {}
-        for uid, data in await self._encode(captures, encoder, {}):
+        for uid, (data, _) in await self._encode(captures, encoder, {}):
             handles[uid] = await storage.write_state(
                 self.context.job_name, barrier.checkpoint_id, self._file_name(uid), data
             )
@@ -204,9 +239,9 @@ class SubtaskCheckpointer:
     async def _encode(
         self,
         captures: list[StateCapture],
-        encoder: Callable[[OperatorSnapshot], bytes],
+        encoder: Encoder,
         bases: dict[str, KeyedStateSnapshot],
-    ) -> list[tuple[str, bytes]]:
+    ) -> list[tuple[str, tuple[bytes, int]]]:
         encode = partial(_encode_all, captures, self.context.max_parallelism, encoder, bases)
         if sum(capture.entries for capture in captures) <= _INLINE_ENTRIES:
             return encode()
@@ -244,6 +279,7 @@ class SubtaskCheckpointer:
 
     def notify_aborted(self, checkpoint_id: int) -> None:
         """What ``checkpoint_id`` wrote is deleted: nothing may build on it."""
+        self._drop_held(checkpoint_id)
         if self.incremental is not None:
             self.incremental.aborted(checkpoint_id)
         if self.native is not None:
@@ -254,6 +290,10 @@ class SubtaskCheckpointer:
         return NativeSnapshotWriter(
             context.storage, context.job_name, context.run_id, context.max_parallelism
         )
+
+    def _drop_held(self, checkpoint_id: int) -> None:
+        if self._held is not None and self._held.barrier.checkpoint_id <= checkpoint_id:
+            self._held = None
 
     def _file_name(self, uid: str) -> str:
         safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in uid)
@@ -268,6 +308,14 @@ def _is_native(capture: StateCapture) -> bool:
 def _discard_native(capture: StateCapture) -> None:
     if is_native(capture.keyed):
         capture.keyed.discard()
+
+
+def _unmeasured(
+    encode: Callable[[OperatorSnapshot, ValueCodec], bytes],
+    codec: ValueCodec,
+    snapshot: OperatorSnapshot,
+) -> tuple[bytes, int]:
+    return encode(snapshot, codec), 0
 
 
 def _encode_all(

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from lockgate.engine.checkpointing.channel_state import ChannelRecords
 from lockgate.engine.checkpointing.snapshots import SINK_STATE
 from lockgate.engine.events import CheckpointBarrier
-from lockgate.engine.runtime.gates import OutputGate
+from lockgate.engine.runtime.gates import OutputGate, SendWaiter
 from lockgate.engine.runtime.operators import StateCapture
 from lockgate.engine.runtime.scope import OperatorScope
 from lockgate.engine.sinks import SinkWriter
@@ -49,6 +50,12 @@ class Tail(Protocol):
 
     async def forward(self, barrier: CheckpointBarrier) -> None:
         """Pass a barrier on downstream, after everything before it."""
+
+    def overtake(self, barrier: CheckpointBarrier) -> ChannelRecords:
+        """Pass an unaligned barrier on ahead of everything; return the output channel state."""
+
+    def wait_for_room_with(self, waiter: SendWaiter) -> None:
+        """Let ``waiter`` wait for room in full channels (and act on urgent work meanwhile)."""
 
     async def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
         """Commit what was pre-committed up to ``checkpoint_id``."""
@@ -104,6 +111,14 @@ class GateTail:
         """Flush, then send the barrier on every output channel."""
         await self.gate.broadcast_event(barrier)
 
+    def overtake(self, barrier: CheckpointBarrier) -> ChannelRecords:
+        """Send the barrier first on every output channel; return what it overtook."""
+        return self.gate.overtake(barrier)
+
+    def wait_for_room_with(self, waiter: SendWaiter) -> None:
+        """Wait for room in full channels with ``waiter``."""
+        self.gate.waiter = waiter
+
     async def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
         """Nothing to commit."""
 
@@ -155,6 +170,13 @@ class SinkTail:
 
     async def forward(self, barrier: CheckpointBarrier) -> None:
         """A sink is the end of the line."""
+
+    def overtake(self, barrier: CheckpointBarrier) -> ChannelRecords:
+        """A sink has no output channels."""
+        return {}
+
+    def wait_for_room_with(self, waiter: SendWaiter) -> None:
+        """A sink waits inside its writer, which cannot be interrupted."""
 
     async def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
         """Let the writer commit."""

@@ -58,6 +58,8 @@ def encode_savepoint_state(snapshot: OperatorSnapshot, codec: ValueCodec) -> byt
         SavepointEncodingError: a value cannot be encoded; the message names the operator
             uid, the state (and key group) and the value's type.
     """
+    if snapshot.has_channel_state:  # the engine never takes a savepoint unaligned
+        raise ValueError(f"operator '{snapshot.uid}': a savepoint holds no in-flight records")
     codec = _with_engine_types(codec)
     records = [_encode(codec, snapshot.uid, where, record) for where, record in _records(snapshot)]
     header = {"uid": snapshot.uid, "kinds": snapshot.kinds, "records": len(records)}

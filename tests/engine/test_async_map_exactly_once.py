@@ -76,15 +76,23 @@ async def jittery(record: int) -> int:
     return record * 3
 
 
+ALIGNMENTS = {
+    "aligned": {},
+    "unaligned": {"unaligned": True},
+    "aligned-timeout-0": {"unaligned": True, "aligned_timeout": 0.0},
+}
+
+
+@pytest.mark.parametrize("alignment", list(ALIGNMENTS))
 @pytest.mark.parametrize("ordered", [True, False], ids=["ordered", "unordered"])
 async def test_a_failure_after_periodic_checkpoints_loses_and_duplicates_nothing(
-    ordered: bool,
+    ordered: bool, alignment: str
 ) -> None:
     random.seed(11)
     fail = FailOnce()
     numbers = [*range(4_000), AwaitCheckpoint(), *range(4_000, 6_000), fail, *range(6_000, 9_000)]
     env = StreamEnvironment(parallelism=2, batch_size=64, channel_capacity=256)
-    env.enable_checkpointing(0.005)
+    env.enable_checkpointing(0.005, **ALIGNMENTS[alignment])
     env.set_restart_strategy(RestartStrategy.fixed_delay(attempts=3, delay=0.0))
     sink = CollectSink()
     (

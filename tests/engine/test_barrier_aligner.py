@@ -4,92 +4,34 @@ from __future__ import annotations
 
 import ast
 from collections import deque
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lockgate.engine import CheckpointBarrier, EndOfInput
+from lockgate.engine import CheckpointBarrier
 from lockgate.engine.runtime import barrier_aligner
 from lockgate.engine.runtime.barrier_aligner import (
-    AbortCheckpoint,
     AlignerStatistics,
     AlignmentMode,
     BarrierAligner,
     BarrierProtocolError,
-    Decision,
     TriggerSnapshot,
 )
 
-ALIGNED = AlignmentMode.ALIGNED
-AT_LEAST_ONCE = AlignmentMode.AT_LEAST_ONCE
-END = EndOfInput()
-Item = str | CheckpointBarrier | EndOfInput
-
-
-def barrier(checkpoint_id: int) -> CheckpointBarrier:
-    return CheckpointBarrier(checkpoint_id, timestamp=float(checkpoint_id))
-
-
-def describe(decision: Decision) -> str:
-    match decision:
-        case TriggerSnapshot(barrier=b):
-            return f"snapshot {b.checkpoint_id}"
-        case AbortCheckpoint(checkpoint_id=n):
-            return f"abort {n}"
-
-
-@dataclass
-class ScriptedGate:
-    """Reads pre-filled channel queues as a subtask's input gate would, skipping blocked ones.
-
-    ``output`` holds the records in processing order with "snapshot n" / "abort n";
-    ``trace`` holds, after each barrier or end of input, the event and the blocked channels.
-    """
-
-    queues: list[deque[Item]]
-    aligner: BarrierAligner
-    output: list[str] = field(default_factory=list)
-    trace: list[tuple[str, set[int]]] = field(default_factory=list)
-
-    def readable(self) -> list[int]:
-        return [c for c, q in enumerate(self.queues) if q and not self.aligner.is_blocked(c)]
-
-    def read(self, channel: int) -> None:
-        item = self.queues[channel].popleft()
-        match item:
-            case CheckpointBarrier(checkpoint_id=n):
-                event, decisions = f"{channel}: barrier {n}", self.aligner.on_barrier(channel, item)
-            case EndOfInput():
-                event, decisions = f"{channel}: end", self.aligner.on_end_of_input(channel)
-            case record:
-                self.output.append(record)
-                return
-        self.output.extend(describe(decision) for decision in decisions)
-        self.trace.append((event, set(self.aligner.blocked_channels)))
-
-    def run(self, choose: Callable[[list[int]], int] | None = None) -> ScriptedGate:
-        """Read until nothing is readable: round-robin, or in the order ``choose`` picks."""
-        turn = 0
-        while readable := self.readable():
-            if choose is None:
-                channel = min(readable, key=lambda c: (c - turn) % len(self.queues))
-            else:
-                channel = choose(readable)
-            self.read(channel)
-            turn = channel + 1
-        return self
-
-
-def run(*channels: list[Item], mode: AlignmentMode = ALIGNED) -> ScriptedGate:
-    gate = ScriptedGate(
-        [deque(items) for items in channels], BarrierAligner(len(channels), mode=mode)
-    )
-    return gate.run()
-
+from .scripted_gate import (
+    ALIGNED,
+    AT_LEAST_ONCE,
+    END,
+    Item,
+    ScriptedGate,
+    barrier,
+    channel_streams,
+    emitted_before_each_snapshot,
+    records_before,
+    run,
+)
 
 # Three channels; barrier 1 arrives on channel 2, then 0, then 1.
 SKEWED: tuple[list[Item], ...] = (
@@ -346,41 +288,6 @@ def test_the_aligner_runs_without_an_event_loop_library() -> None:
     assert not {m for m in imported if m and m.split(".")[0] in {"anyio", "asyncio", "trio"}}
 
 
-# Property: random interleavings of per-channel streams "records, barrier 1, records, ...".
-
-
-@st.composite
-def channel_streams(draw: st.DrawFn) -> list[list[Item]]:
-    """Each channel: k barriers with records around them; one that stops short of the most
-    barriers ends with EndOfInput (else the alignment it misses could never finish)."""
-    count = draw(st.integers(1, 4))
-    barriers = draw(st.lists(st.integers(0, 3), min_size=count, max_size=count))
-    streams = []
-    for channel, k in enumerate(barriers):
-        items: list[Item] = []
-        for segment in range(k + 1):
-            records = draw(st.integers(0, 3))
-            items += [f"r{channel}.{segment}.{i}" for i in range(records)]
-            if segment < k:
-                items.append(barrier(segment + 1))
-        if k < max(barriers) or draw(st.booleans()):
-            items.append(END)
-        streams.append(items)
-    return streams
-
-
-def records_before(streams: list[list[Item]], checkpoint_id: int) -> set[str]:
-    """The records that precede barrier ``checkpoint_id`` on each channel (all, if none)."""
-    found: set[str] = set()
-    for items in streams:
-        for item in items:
-            if item == barrier(checkpoint_id):
-                break
-            if isinstance(item, str):
-                found.add(item)
-    return found
-
-
 def run_interleaved(
     streams: list[list[Item]], data: st.DataObject, mode: AlignmentMode
 ) -> ScriptedGate:
@@ -388,14 +295,6 @@ def run_interleaved(
         [deque(items) for items in streams], BarrierAligner(len(streams), mode=mode)
     )
     return gate.run(lambda readable: data.draw(st.sampled_from(readable)))
-
-
-def emitted_before_each_snapshot(output: list[str]) -> dict[int, set[str]]:
-    return {
-        int(entry.split()[1]): {r for r in output[:position] if r.startswith("r")}
-        for position, entry in enumerate(output)
-        if entry.startswith("snapshot")
-    }
 
 
 @given(channel_streams(), st.data())

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from lockgate.engine import ListStateDescriptor, ManualClock, ValueStateDescriptor
+from lockgate.engine.checkpointing.channel_state import ChannelId
 from lockgate.engine.checkpointing.increments import apply_increments
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot
 from lockgate.engine.state import KeyedStateStore, StateTtlConfig
@@ -93,3 +94,18 @@ def test_later_deltas_win_and_a_deleted_key_can_come_back() -> None:
     assert rebuilt.keyed == {0: {"v": {"a": 10, "b": 20}}}
     assert rebuilt.lists == {"x": [1]}
     assert not rebuilt.is_delta
+
+
+def test_the_rebuilt_state_keeps_the_channel_state_of_the_last_snapshot() -> None:
+    full = OperatorSnapshot("sums", keyed={1: {"count": {"a": 1}}})
+    delta = OperatorSnapshot(
+        "sums",
+        keyed={1: {"count": {"a": 2}}},
+        is_delta=True,
+        input_channels={ChannelId(0, 0, 0): ["r"]},
+    )
+
+    rebuilt = apply_increments([full, delta])
+
+    assert rebuilt.input_channels == {(0, 0, 0): ["r"]}
+    assert rebuilt.keyed == {1: {"count": {"a": 2}}}

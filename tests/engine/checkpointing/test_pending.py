@@ -209,6 +209,31 @@ def test_the_record_reports_delays_alignment_and_size() -> None:
     )
 
 
+def test_the_record_sums_in_flight_bytes_and_keeps_each_subtasks_statistics() -> None:
+    checkpoint = pending()
+    unaligned = SubtaskCheckpointStats(persisted_in_flight=300, unaligned=True)
+    aligned = SubtaskCheckpointStats(alignment_duration=0.5)
+    checkpoint.acknowledge(AcknowledgeCheckpoint(7, SINK_0, {}, unaligned), now=101.0)
+    checkpoint.acknowledge(AcknowledgeCheckpoint(7, SOURCE_0, {}, aligned), now=101.0)
+    checkpoint.acknowledge(
+        AcknowledgeCheckpoint(7, SOURCE_1, {}, SubtaskCheckpointStats(persisted_in_flight=20)),
+        now=101.0,
+    )
+
+    record = checkpoint.record(end_time=110.0)
+
+    assert (record.unaligned, record.persisted_in_flight) == (True, 320)
+    assert record.subtasks[SINK_0] == unaligned
+    assert record.subtasks[SOURCE_0].alignment_duration == 0.5
+
+
+def test_a_record_of_aligned_snapshots_is_aligned_with_no_in_flight_bytes() -> None:
+    record = fully_acknowledged().record(end_time=110.0)
+
+    assert (record.unaligned, record.persisted_in_flight) == (False, 0)
+    assert sorted(record.subtasks) == [SOURCE_0, SOURCE_1, SINK_0]
+
+
 def test_repr_shows_the_status_and_progress() -> None:
     checkpoint = pending()
     checkpoint.acknowledge(ack(SOURCE_0), now=101.0)

@@ -2,6 +2,7 @@ from typing import Any
 
 import pytest
 
+from lockgate.engine.checkpointing.channel_state import ChannelId
 from lockgate.engine.checkpointing.restore import even_split, redistribute
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot
 from lockgate.engine.partitioning import key_group_for, key_group_range, subtask_for_key_group
@@ -135,3 +136,34 @@ def test_snapshots_of_different_operators_are_rejected() -> None:
 def test_redistributing_nothing_is_rejected() -> None:
     with pytest.raises(ValueError, match="old subtasks"):
         redistribute([], 2, MAX_PARALLELISM)
+
+
+def with_channel_state(index: int) -> OperatorSnapshot:
+    return OperatorSnapshot(
+        "sums",
+        lists={"pending": [index]},
+        input_channels={ChannelId(0, 0, index): [f"in-{index}"]},
+        output_channels={ChannelId(1, index, 0): [f"out-{index}"]},
+    )
+
+
+def test_channel_state_stays_with_its_subtask_at_the_same_parallelism() -> None:
+    new = redistribute([with_channel_state(0), with_channel_state(1)], 2, 8)
+
+    assert [s.input_channels for s in new] == [{(0, 0, 0): ["in-0"]}, {(0, 0, 1): ["in-1"]}]
+    assert [s.output_channels for s in new] == [{(1, 0, 0): ["out-0"]}, {(1, 1, 0): ["out-1"]}]
+
+
+def test_channel_state_cannot_be_redistributed_to_another_parallelism() -> None:
+    old = [with_channel_state(0), OperatorSnapshot("sums")]
+
+    with pytest.raises(ValueError, match=r"in-flight .* parallelism 2; .* at parallelism 3"):
+        redistribute(old, 3, 8)
+
+
+def test_channels_without_records_do_not_stop_a_rescaling() -> None:
+    idle = OperatorSnapshot("sums", input_channels={ChannelId(0, 0, 0): []})
+
+    new = redistribute([idle], 2, 8)
+
+    assert [s.input_channels for s in new] == [{}, {}]

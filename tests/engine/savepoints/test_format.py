@@ -9,6 +9,7 @@ from typing import Any
 import msgpack
 import pytest
 
+from lockgate.engine.checkpointing.channel_state import ChannelId
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot, encode_snapshot
 from lockgate.engine.savepoints.errors import SavepointEncodingError, SavepointFormatError
 from lockgate.engine.savepoints.format import (
@@ -163,3 +164,10 @@ def test_the_same_pickled_value_runs_when_pickle_is_allowed(tmp_path: Path) -> N
 
     assert marker.exists()
     assert snapshot.keyed == {0: {"total": {"a": None}}}  # what Path.touch returned
+
+
+def test_a_savepoint_never_holds_in_flight_records() -> None:
+    snapshot = OperatorSnapshot("sums", input_channels={ChannelId(0, 0, 0): [1]})
+
+    with pytest.raises(ValueError, match="'sums': a savepoint holds no in-flight records"):
+        encode_savepoint_state(snapshot, ValueCodec())
