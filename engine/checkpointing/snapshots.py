@@ -158,7 +158,7 @@ def _fields(decoded: Any, location: str) -> tuple[Any, ...]:
         raise CorruptCheckpoint(location, "it does not hold an operator snapshot")
     native = decoded[-2]
     if native is None:
-        return decoded
+        return tuple(decoded)
     return (*decoded[:-2], NativeKeyedState.from_plain(native, location=location), decoded[-1])
 
 

@@ -321,9 +321,9 @@ def _unmeasured(
 def _encode_all(
     captures: list[StateCapture],
     max_parallelism: int,
-    encode: Callable[[OperatorSnapshot], bytes],
+    encode: Encoder,
     bases: dict[str, KeyedStateSnapshot],
-) -> list[tuple[str, bytes]]:
+) -> list[tuple[str, tuple[bytes, int]]]:
     # In a worker thread this is one call, and the captures are taken out of the list so
     # that their large copies are freed there, not on the event loop.
     encoded = []

@@ -56,6 +56,7 @@ def tagging_job(
     env.set_checkpoint_storage(storage)
     (
         env.from_source(TopicSource(topic), uid="numbers")
+        .map(topic.passed, uid="passed")
         .key_by(lambda n: n % 7)
         .map(lambda n: ("tagged", n), uid="tag", parallelism=tags)
         .sink_to(sink, uid="out", parallelism=tags)
@@ -154,7 +155,7 @@ async def test_it_refuses_to_restore_at_another_parallelism_and_says_what_to_do(
 
     assert str(refused.value) == (
         f"checkpoint {checkpoint.checkpoint_id} is unaligned and holds in-flight records on "
-        "the channels from operator 'numbers' (parallelism 2) to operator 'tag' (parallelism "
+        "the channels from operator 'passed' (parallelism 2) to operator 'tag' (parallelism "
         "2), but the job runs them at parallelism 2 and 3; restore it at the parallelism it "
         "was taken at, or rescale through a savepoint (savepoints are aligned and hold no "
         "in-flight records)"

@@ -48,7 +48,7 @@ def test_a_snapshot_file_of_format_3_reads_as_one_without_native_state() -> None
 
 def test_native_state_in_an_unknown_format_is_corrupt() -> None:
     fields = list(pickle.loads(encode_snapshot(native_snapshot())))
-    fields[-1] = ("lockgate-native-keyed-state/99", "rocksdb", {}, {}, {})
+    fields[-2] = ("lockgate-native-keyed-state/99", "rocksdb", {}, {}, {})
 
     with pytest.raises(CorruptCheckpoint, match="native keyed state"):
         decode_snapshot(pickle.dumps(tuple(fields)), location="chk-2/counts")
