@@ -56,6 +56,7 @@ bench: install-examples
 	$(BIN)/python bench/word_count.py
 	$(BIN)/python bench/checkpoints.py
 	$(BIN)/python bench/async_io.py
+	$(BIN)/python bench/unaligned.py
 
 clean:
 	rm -rf $(VENV) .typecheck build *.egg-info .pytest_cache .mypy_cache .ruff_cache

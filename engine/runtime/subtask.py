@@ -115,7 +115,6 @@ class SubtaskActor(Actor[Any]):
             if isinstance(operator, AsyncWaitOperator)
         ]
         self._input_ended = False
-        self._group: TaskGroup | None = None
         self._held_control: deque[Envelope[Any]] = deque()
         self._rung_while_sending = False
         self.snapshots = SubtaskSnapshots(
@@ -143,7 +142,7 @@ class SubtaskActor(Actor[Any]):
         await run_with_group(self._run_in)
 
     async def _run_in(self, group: TaskGroup) -> None:
-        self._group = self.snapshots.group = group
+        self.snapshots.group = group
         self.head.start(group)
         for _, operator in self._async:
             operator.start(group, self.context.doorbell)

@@ -115,7 +115,7 @@ class SubtaskCheckpointer:
         stats: SubtaskCheckpointStats,
     ) -> None:
         """Record the snapshot as taken and start its asynchronous part in ``group``."""
-        self.last_checkpoint_id = barrier.checkpoint_id
+        self.last_checkpoint_id = max(self.last_checkpoint_id, barrier.checkpoint_id)
         group.start_soon(self._write_and_acknowledge, barrier, captures, stats)
 
     def hold(
@@ -125,7 +125,7 @@ class SubtaskCheckpointer:
         stats: SubtaskCheckpointStats,
     ) -> None:
         """Record the unaligned snapshot as taken; write it once its channel state is complete."""
-        self.last_checkpoint_id = barrier.checkpoint_id
+        self.last_checkpoint_id = max(self.last_checkpoint_id, barrier.checkpoint_id)
         self._held = _HeldSnapshot(barrier, captures, stats)
 
     def complete_channel_state(
