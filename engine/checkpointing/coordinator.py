@@ -289,7 +289,8 @@ class CheckpointCoordinator(Actor[Any]):
             with HANDOFF.lend():
                 await self._files.discard_subsumed(subsumed, pending=bool(self._pending))
         for older in [cid for cid in self._pending if cid < completed.checkpoint_id]:
-            await self._abort(older, CheckpointFailureReason.SUBSUMED)
+            if not self._options.get(older, CHECKPOINT).kind.is_savepoint:  # as in Flink
+                await self._abort(older, CheckpointFailureReason.SUBSUMED)
 
     async def _abort(
         self,
