@@ -27,7 +27,6 @@ from lockgate.engine.restore_from import (
 from lockgate.engine.runtime.deployment import RuntimeOptions
 from lockgate.engine.runtime.incremental import FULL_SNAPSHOT_EVERY
 from lockgate.engine.runtime.job_master import JobMaster, JobSettings
-from lockgate.engine.savepoints.types import type_codec
 from lockgate.engine.savepoints.values import TypeCodec, ValueCodec
 from lockgate.engine.sources import Source
 from lockgate.engine.state import MemoryStateBackend, StateBackend
@@ -211,7 +210,7 @@ class StreamEnvironment:
         ``name`` (default ``module.QualName``) is what the savepoint records, so keep it
         stable when the class moves. Reading a savepoint never imports or runs anything.
         """
-        self._savepoint_types.append(type_codec(cls, name, to_plain, from_plain))
+        self._savepoint_types.append(TypeCodec.for_type(cls, name, to_plain, from_plain))
 
     def allow_pickle_in_savepoints(self) -> None:
         """Opt in to pickling values savepoints cannot encode otherwise, and to reading them.

@@ -65,6 +65,36 @@ class TypeCodec:
             raise TypeError(f"TypeCodec.for_enum needs an Enum class; got {enum_type!r}")
         return cls(enum_type, name or type_name(enum_type), operator.attrgetter("value"), enum_type)
 
+    @classmethod
+    def for_type(
+        cls,
+        value_type: type[Any],
+        name: str | None = None,
+        to_plain: Callable[[Any], Any] | None = None,
+        from_plain: Callable[[Any], Any] | None = None,
+    ) -> TypeCodec:
+        """Return the codec of ``value_type``: the given functions, else a dataclass's or enum's.
+
+        What ``StreamEnvironment.register_type`` builds.
+
+        Raises:
+            TypeError: ``value_type`` is neither a dataclass nor an enum and a function is
+                missing, or only one of ``to_plain`` and ``from_plain`` is given.
+        """
+        what = f"register_type({value_type.__qualname__})"
+        if (to_plain is None) != (from_plain is None):
+            raise TypeError(f"{what} needs both to_plain and from_plain, or neither")
+        if to_plain is not None and from_plain is not None:
+            return cls(value_type, name or type_name(value_type), to_plain, from_plain)
+        if dataclasses.is_dataclass(value_type):
+            return cls.for_dataclass(value_type, name)
+        if issubclass(value_type, enum.Enum):
+            return cls.for_enum(value_type, name)
+        raise TypeError(
+            f"{what} cannot encode it by itself: it is neither a dataclass nor an enum; pass "
+            "to_plain (value -> plain data) and from_plain (plain data -> value)"
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class TypedValue:

@@ -284,3 +284,21 @@ def test_one_codec_encodes_and_decodes_from_many_threads_at_once() -> None:
         decoded = list(pool.map(lambda v: codec.decode(codec.encode(v)), values))
 
     assert decoded == values
+
+
+class _Opaque:
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+
+def test_register_type_needs_both_functions_for_a_class_it_cannot_take_apart() -> None:
+    with pytest.raises(TypeError, match="neither a dataclass nor an enum"):
+        TypeCodec.for_type(_Opaque)
+    with pytest.raises(TypeError, match="needs both to_plain and from_plain"):
+        TypeCodec.for_type(_Opaque, to_plain=lambda value: value.size)
+
+    codec = TypeCodec.for_type(
+        _Opaque, "opaque", to_plain=lambda value: value.size, from_plain=_Opaque
+    )
+    decoded = ValueCodec([codec]).decode(ValueCodec([codec]).encode(_Opaque(7)))
+    assert (type(decoded), decoded.size, codec.name) == (_Opaque, 7, "opaque")
