@@ -68,6 +68,7 @@ from lockgate.engine.state import (
     ValueStateDescriptor,
 )
 from lockgate.engine.stream import DataStream, DataStreamSink, KeyedStream
+from lockgate.engine.watermarks import WatermarkStrategy
 
 __all__ = [
     "OperatorContents",
@@ -141,6 +142,7 @@ __all__ = [
     "ValueState",
     "ValueStateDescriptor",
     "Watermark",
+    "WatermarkStrategy",
     "key_group_for",
     "run",
     "stable_hash",

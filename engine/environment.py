@@ -33,6 +33,7 @@ from lockgate.engine.state import MemoryStateBackend, StateBackend
 from lockgate.engine.state.backend import state_backend_for
 from lockgate.engine.state.rocksdb_options import CompactionStyle
 from lockgate.engine.stream import DataStream
+from lockgate.engine.watermarks import WatermarkStrategy
 
 __all__ = ["StreamEnvironment"]
 
@@ -50,6 +51,8 @@ class StreamEnvironment:
         channel_capacity: records a channel holds before its sender waits (backpressure);
             at least ``batch_size``.
         buffer_timeout: seconds a partly filled batch may wait before it is sent anyway.
+        auto_watermark_interval: seconds between two watermarks a subtask generates
+            (Flink's default, 0.2; 0 sends one after every batch that advances it).
         clock: where time is read; a ``ManualClock`` or a simulator's clock in tests.
 
     The graph is validated when a job is planned, started or executed, before any record
@@ -69,6 +72,7 @@ class StreamEnvironment:
         batch_size: int = 512,
         channel_capacity: int = 2048,
         buffer_timeout: float = 0.1,
+        auto_watermark_interval: float = 0.2,
         clock: Clock | None = None,
     ) -> None:
         _check_options(parallelism, max_parallelism, batch_size, channel_capacity)
@@ -77,6 +81,11 @@ class StreamEnvironment:
         self.batch_size = batch_size
         self.channel_capacity = channel_capacity
         self.buffer_timeout = buffer_timeout
+        if not auto_watermark_interval >= 0:
+            raise ValueError(
+                f"auto_watermark_interval must be 0 or more seconds; got {auto_watermark_interval}"
+            )
+        self.auto_watermark_interval = auto_watermark_interval
         self.clock: Clock = clock or SystemClock()
         self.checkpoint_config = CheckpointConfig()
         self.checkpointing_enabled = False
@@ -226,10 +235,23 @@ class StreamEnvironment:
         uid: str | None = None,
         name: str | None = None,
         parallelism: int | None = None,
+        watermark_strategy: WatermarkStrategy | None = None,
     ) -> DataStream[T]:
-        """Start a stream that reads ``source``."""
+        """Start a stream that reads ``source``; with a strategy, also in event time.
+
+        ``watermark_strategy`` reads each record's event time and generates watermarks in
+        the source's subtasks (``assign_timestamps_and_watermarks`` chained to the source).
+        """
         node = self._add_operator(OperatorKind.SOURCE, source, uid, name, parallelism)
-        return DataStream(self, (node,))
+        stream: DataStream[T] = DataStream(self, (node,))
+        if watermark_strategy is None:
+            return stream
+        return stream.assign_timestamps_and_watermarks(
+            watermark_strategy,
+            uid=f"{node.uid}-watermarks",
+            name=f"{node.name} watermarks",
+            parallelism=node.parallelism,
+        )
 
     def plan(self) -> ExecutionPlan:
         """Validate the graph and return its plan: chains, edges and channels."""
@@ -315,6 +337,7 @@ class StreamEnvironment:
             self.state_backend,
             FULL_SNAPSHOT_EVERY if self.incremental_checkpoints else None,
             unaligned=self.checkpoint_config.unaligned,
+            watermark_interval=self.auto_watermark_interval,
         )
 
     async def _settings(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar, overload, runtime_checkable
@@ -144,19 +145,25 @@ class CheckpointedFunction(Protocol):
 
 
 class ProcessContext(Generic[K]):
-    """What ``process_element`` is given besides the record: its key.
+    """What ``process_element`` is given besides the record: its key and the watermark.
 
-    The key is the one keyed state is scoped to while the record is processed.
+    The key is the one keyed state is scoped to while the record is processed. The
+    watermark is the operator's event time: no record at or below it will come.
     """
 
-    __slots__ = ("_store",)
+    __slots__ = ("_store", "watermark")
 
     def __init__(self, store: KeyedStateBackend) -> None:
         self._store = store
+        self.watermark = -math.inf
 
     def get_current_key(self) -> K:
         """Return the key of the record being processed."""
         return self._store.current_key  # type: ignore[no-any-return]
+
+    def current_watermark(self) -> float:
+        """Return the operator's current watermark (``-inf`` before the first one)."""
+        return self.watermark
 
 
 class KeyedProcessFunction(Generic[K, I, O]):

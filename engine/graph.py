@@ -9,6 +9,7 @@ from typing import Any
 
 from lockgate.engine.async_map import AsyncMapSpec
 from lockgate.engine.errors import GraphError
+from lockgate.engine.watermarks import WatermarkStrategy
 
 __all__ = ["Edge", "JobGraph", "OperatorKind", "OperatorNode", "Partitioning"]
 
@@ -32,6 +33,7 @@ class OperatorKind(enum.Enum):
     REDUCE = "reduce"
     PROCESS = "process"
     ASYNC_MAP = "async_map"
+    TIMESTAMPS = "timestamps"
     SINK = "sink"
 
     @property
@@ -186,7 +188,23 @@ class JobGraph:
 
 
 def _check_options(node: OperatorNode) -> None:
+    if node.kind is OperatorKind.TIMESTAMPS:
+        _check_strategy(node)
     if node.kind is OperatorKind.ASYNC_MAP:
         if not isinstance(node.function, AsyncMapSpec):
             raise GraphError(f"async_map '{node.uid}' needs an AsyncMapSpec; use async_map()")
         node.function.check(node.uid)
+
+
+def _check_strategy(node: OperatorNode) -> None:
+    strategy = node.function
+    if not isinstance(strategy, WatermarkStrategy):
+        raise GraphError(
+            f"operator '{node.uid}' needs a WatermarkStrategy; got {strategy!r}; use "
+            "WatermarkStrategy.for_bounded_out_of_orderness(...).with_timestamp_assigner(...)"
+        )
+    if strategy.timestamp_assigner is None:
+        raise GraphError(
+            f"the watermark strategy of operator '{node.uid}' has no timestamp assigner; "
+            "call .with_timestamp_assigner(lambda record: <its event time>)"
+        )

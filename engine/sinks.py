@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from lockgate.engine.clock import Clock
+from lockgate.engine.events import Watermark
 from lockgate.engine.savepoints.values import TypeCodec
 from lockgate.engine.transactions import TransactionLog
 
@@ -52,6 +53,12 @@ class SinkWriter(ABC, Generic[T]):
     @abstractmethod
     async def write(self, records: list[T]) -> None:
         """Write a batch of records; waiting here backpressures the job."""
+
+    async def write_watermark(self, watermark: Watermark) -> None:
+        """Event time reached ``watermark.timestamp``: no record at or below it follows.
+
+        Called in order with ``write``; most sinks ignore it (Flink's ``writeWatermark``).
+        """
 
     async def snapshot_state(self, checkpoint_id: int) -> list[Any]:
         """Return the items to store for checkpoint ``checkpoint_id`` (pre-commit here)."""

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from lockgate.engine.environment import StreamEnvironment
     from lockgate.engine.functions import KeyedProcessFunction
     from lockgate.engine.sinks import Sink
+    from lockgate.engine.watermarks import WatermarkStrategy
 
 __all__ = ["DataStream", "DataStreamSink", "KeyedStream"]
 
@@ -137,6 +138,25 @@ class DataStream(Generic[T]):
             rate_limit=rate_limit,
         )
         return self._then(OperatorKind.ASYNC_MAP, spec, uid, name, parallelism)
+
+    def assign_timestamps_and_watermarks(
+        self,
+        strategy: WatermarkStrategy,
+        *,
+        uid: str | None = None,
+        name: str | None = None,
+        parallelism: int | None = None,
+    ) -> DataStream[T]:
+        """Read each record's event time with ``strategy`` and emit watermarks from here on.
+
+        Records pass unchanged. Watermarks from upstream are replaced by the ones this
+        operator generates (the final one, at the end of input, passes). Every operator
+        downstream takes the minimum of its inputs' watermarks.
+
+        Raises:
+            GraphError: naming the uid, when ``strategy`` has no timestamp assigner.
+        """
+        return self._then(OperatorKind.TIMESTAMPS, strategy, uid, name, parallelism)
 
     def key_by(self, key_selector: Callable[[T], K]) -> KeyedStream[T, K]:
         """Partition the stream by key: equal keys reach the same subtask and state."""

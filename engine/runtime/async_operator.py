@@ -25,6 +25,7 @@ from lockgate.engine.async_map import AsyncMapSpec
 from lockgate.engine.checkpointing.snapshots import ASYNC_INPUTS_STATE, OperatorSnapshot
 from lockgate.engine.clock import Clock, SystemClock
 from lockgate.engine.errors import OperatorError
+from lockgate.engine.events import Watermark
 from lockgate.engine.functions import RuntimeContext
 from lockgate.engine.graph import OperatorNode
 from lockgate.engine.metrics import AsyncIoMetrics
@@ -133,19 +134,29 @@ class AsyncWaitOperator(Operator):
         self._fill()
         return []
 
-    def take_ready(self) -> list[Any]:
-        """Return the results that may be emitted now, and start calls for the room freed.
+    def process_watermark(self, watermark: Watermark) -> tuple[list[Any], Watermark | None]:
+        """Queue the watermark as a fence behind every record so far; ``take_ready`` passes it."""
+        if self._backlog:
+            self._backlog.append(watermark)
+        else:
+            self._queue.add_watermark(watermark)
+        return [], None
+
+    def take_ready(self) -> tuple[list[Any], Watermark | None]:
+        """Return the results that may be emitted now, then a watermark they reached, if any.
+
+        After a watermark, call again: results behind it may be ready too. Calls start for
+        the room freed.
 
         Raises:
             OperatorError: a call failed and the policy is to fail the job.
         """
         if self._failure is not None:
             raise self._failure
-        # Watermarks do not reach operators yet, so the queue holds no fence to pass on.
-        records, _ = self._queue.pop_ready()
+        records, watermark = self._queue.pop_ready()
         if records or self._backlog:
             self._fill()
-        return records
+        return records, watermark
 
     @property
     def has_backlog(self) -> bool:
@@ -155,11 +166,12 @@ class AsyncWaitOperator(Operator):
     @property
     def is_idle(self) -> bool:
         """Whether no record is queued or waiting: every result has been taken."""
-        return not self._backlog and not len(self._queue)
+        return not self._backlog and self._queue.is_empty
 
     def capture(self, checkpoint_id: int, *, native: bool = False) -> StateCapture:
         """Store the records whose results are not emitted yet, in input order, then capture."""
-        self._inputs.update([*self._queue.inputs(), *self._backlog])
+        backlog = [record for record in self._backlog if type(record) is not Watermark]
+        self._inputs.update([*self._queue.inputs(), *backlog])
         return super().capture(checkpoint_id, native=native)
 
     def statistics(self) -> AsyncIoMetrics:
@@ -189,18 +201,28 @@ class AsyncWaitOperator(Operator):
             return
         room = self.spec.capacity - len(queue)
         for _ in range(min(room, len(backlog))):
-            entry = queue.add(backlog.popleft())
+            if not backlog:  # the fences behind the last records moved too
+                return
+            entry = self._next_entry()
             if idle:
                 idle.pop().hand(entry)
             else:
                 group.start_soon(self._work, entry)
+
+    def _next_entry(self) -> AsyncEntry:
+        # The backlog never starts with a watermark: those right behind a record move with it.
+        backlog, queue = self._backlog, self._queue
+        entry = queue.add(backlog.popleft())
+        while backlog and type(backlog[0]) is Watermark:
+            queue.add_watermark(backlog.popleft())
+        return entry
 
     async def _work(self, entry: AsyncEntry) -> None:
         queue, backlog, capacity = self._queue, self._backlog, self.spec.capacity
         while True:
             await self._call(entry)
             if backlog and len(queue) < capacity:
-                entry = queue.add(backlog.popleft())
+                entry = self._next_entry()
                 continue
             handoff = _Handoff()
             self._idle.append(handoff)

@@ -43,6 +43,11 @@ class ResultQueue(Protocol):
         """Records in the queue: called, or completed and not yet emitted."""
         ...
 
+    @property
+    def is_empty(self) -> bool:
+        """Whether nothing is queued: no record and no watermark."""
+        ...
+
     def add(self, record: Any) -> AsyncEntry:
         """Queue ``record``; return the entry to ``complete`` when its call finishes."""
         ...
@@ -82,6 +87,11 @@ class OrderedResultQueue:
     def __len__(self) -> int:
         """Records in the queue: called, or completed and not yet emitted."""
         return self._size
+
+    @property
+    def is_empty(self) -> bool:
+        """Whether nothing is queued: no record and no watermark."""
+        return not self._items
 
     def add(self, record: Any) -> AsyncEntry:
         """Queue ``record``; return the entry to ``complete`` when its call finishes."""
@@ -145,6 +155,12 @@ class UnorderedResultQueue:
     def __len__(self) -> int:
         """Records in the queue: called, or completed and not yet emitted."""
         return len(self._where)
+
+    @property
+    def is_empty(self) -> bool:
+        """Whether nothing is queued: no record and no watermark."""
+        first = self._segments[0]
+        return len(self._segments) == 1 and not first.entries and first.fence is None
 
     def add(self, record: Any) -> AsyncEntry:
         """Queue ``record``; return the entry to ``complete`` when its call finishes."""

@@ -32,6 +32,7 @@ from lockgate.engine.runtime.scope import OperatorScope
 from lockgate.engine.runtime.subtask import SubtaskActor, SubtaskSettings
 from lockgate.engine.runtime.subtask_checkpointer import CheckpointContext, SubtaskCheckpointer
 from lockgate.engine.runtime.tails import GateTail, SinkTail, Tail
+from lockgate.engine.runtime.timestamps import TimestampsOperator
 from lockgate.engine.savepoints.values import ValueCodec
 from lockgate.engine.sinks import Sink, SinkContext
 from lockgate.engine.sources import Source, SourceContext, SourceSplit, assign_splits
@@ -64,6 +65,7 @@ class RuntimeOptions:
     state_backend: StateBackend = field(default_factory=MemoryStateBackend)
     incremental_full_every: int | None = None
     unaligned: bool = False
+    watermark_interval: float = 0.2
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +159,7 @@ class _SubtaskBuilder:
             options.buffer_timeout,
             options.clock,
             unaligned=options.unaligned,
+            watermark_interval=options.watermark_interval,
         )
         middle = [node for node in chain.operators if node.kind not in _ENDS]
         operators = [self._operator(node, index) for node in middle]
@@ -283,7 +286,13 @@ class _SubtaskBuilder:
 
 
 def _operator_class(node: OperatorNode) -> Callable[..., Operator]:
-    return AsyncWaitOperator if node.kind is OperatorKind.ASYNC_MAP else create_operator
+    return _RUNTIME_CLASSES.get(node.kind, create_operator)
+
+
+_RUNTIME_CLASSES: dict[OperatorKind, Callable[..., Operator]] = {
+    OperatorKind.ASYNC_MAP: AsyncWaitOperator,
+    OperatorKind.TIMESTAMPS: TimestampsOperator,
+}
 
 
 _ENDS = (OperatorKind.SOURCE, OperatorKind.SINK)

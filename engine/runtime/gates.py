@@ -9,7 +9,7 @@ from typing import Any, TypeAlias
 from lockgate.actors import Channel, MailboxEmpty, MailboxFull
 from lockgate.engine.checkpointing.channel_state import ChannelId, ChannelRecords
 from lockgate.engine.clock import Clock
-from lockgate.engine.events import ChannelItem, CheckpointBarrier, EndOfInput, Event
+from lockgate.engine.events import ChannelItem, CheckpointBarrier, EndOfInput, Event, Watermark
 from lockgate.engine.partitioning import Partitioner
 from lockgate.engine.runtime.barrier_aligner import (
     AbortCheckpoint,
@@ -19,10 +19,11 @@ from lockgate.engine.runtime.barrier_aligner import (
     TriggerUnalignedSnapshot,
 )
 from lockgate.engine.runtime.input_channel_state import InputChannelState
+from lockgate.engine.watermarks import WatermarkValve
 
 __all__ = ["GateItem", "InputGate", "OutputGate", "OutputPartition", "SendWaiter"]
 
-GateItem: TypeAlias = list[Any] | EndOfInput | Decision
+GateItem: TypeAlias = list[Any] | Watermark | EndOfInput | Decision
 
 
 class InputGate:
@@ -32,9 +33,11 @@ class InputGate:
     ``BarrierAligner`` when barriers (or an aligned timeout) call for one, or ``None`` when
     no channel it may read has anything; the subtask then waits on the doorbell its channels
     ring. Channels the aligner blocks are not read. ``EndOfInput`` is returned once, after
-    every channel has delivered its own. Restored input channel state comes out before
-    anything read from the channels; batches read from a channel the aligner reports
-    recording are also kept as the channel state of the unaligned checkpoint in progress.
+    every channel has delivered its own. Watermarks are combined by a ``WatermarkValve``:
+    one is returned when the minimum over the open channels advances. Restored input
+    channel state comes out before anything read from the channels; batches read from a
+    channel the aligner reports recording are also kept as the channel state of the
+    unaligned checkpoint in progress.
     """
 
     def __init__(
@@ -51,6 +54,7 @@ class InputGate:
             [ChannelId(0, index, 0) for index in range(len(channels))], {}, batch_size=1
         )
         self.alignment_started_at: dict[int, float] = {}
+        self.valve = WatermarkValve(len(channels))
         self._live = list(enumerate(channels))
         self._next = 0
         self._blocked: frozenset[int] = frozenset()
@@ -123,15 +127,23 @@ class InputGate:
         return sum(channel.capacity for channel in self.channels)
 
     def _on_event(self, position: int, index: int, event: ChannelItem) -> GateItem | None:
+        if type(event) is Watermark:
+            advanced = self.valve.on_watermark(index, event)
+            return advanced or self.poll()
         if type(event) is CheckpointBarrier:
             self._on_barrier(index, event)
         elif type(event) is EndOfInput:
-            del self._live[position]
-            self._next = position
-            self._decide(self.aligner.on_end_of_input(index))
-            if not self._live:
-                self._decisions.append(EndOfInput())
+            self._on_end(position, index)
         return self.poll()
+
+    def _on_end(self, position: int, index: int) -> None:
+        del self._live[position]
+        self._next = position
+        self._decide(self.aligner.on_end_of_input(index))
+        if (advanced := self.valve.on_end(index)) is not None:
+            self._decisions.append(advanced)
+        if not self._live:
+            self._decisions.append(EndOfInput())
 
     def _on_barrier(self, index: int, barrier: CheckpointBarrier) -> None:
         now = self.clock.now()

@@ -15,6 +15,7 @@ from typing import Any
 from lockgate.engine.checkpointing.channel_state import ChannelRecords
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot
 from lockgate.engine.clock import Clock
+from lockgate.engine.events import Watermark
 from lockgate.engine.functions import (
     CheckpointedFunction,
     FunctionInitializationContext,
@@ -196,6 +197,14 @@ class Operator:
         """Return the records to pass on for a batch of input records."""
         raise NotImplementedError
 
+    def process_watermark(self, watermark: Watermark) -> tuple[list[Any], Watermark | None]:
+        """Return the records a watermark makes due, and the watermark to pass on (or ``None``).
+
+        Most operators emit nothing and pass it on; one that holds it back (an async
+        operator's fence) passes it on later itself.
+        """
+        return [], watermark
+
     def close(self) -> None:
         """Release what ``open`` acquired and the keyed state; called once, also after a failure."""
         self.keyed_state.close()
@@ -277,6 +286,11 @@ class ProcessOperator(Operator):
         self._fn: KeyedProcessFunction[Any, Any, Any] = self.function
         self._key_of = _key_selector(node)
         self._context: ProcessContext[Any] = ProcessContext(self.keyed_state)
+
+    def process_watermark(self, watermark: Watermark) -> tuple[list[Any], Watermark | None]:
+        """Let the function read the new watermark (``ctx.current_watermark()``); pass it on."""
+        self._context.watermark = watermark.timestamp
+        return [], watermark
 
     def open(self, context: RuntimeContext) -> None:
         """Open the user function, which declares its state."""

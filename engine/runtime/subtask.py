@@ -21,6 +21,7 @@ messages are still taken. End of input is passed on once every call has been emi
 from __future__ import annotations
 
 import contextlib
+import math
 from collections import deque
 from dataclasses import dataclass
 from typing import Any
@@ -40,7 +41,7 @@ from lockgate.engine.checkpointing.messages import (
     TriggerCheckpoint,
 )
 from lockgate.engine.clock import Clock
-from lockgate.engine.events import EndOfInput
+from lockgate.engine.events import EndOfInput, Watermark
 from lockgate.engine.functions import RuntimeContext
 from lockgate.engine.metrics import SubtaskMetrics
 from lockgate.engine.planning import OperatorChain
@@ -59,6 +60,8 @@ from lockgate.engine.runtime.scope import OperatorScope, run_with_group
 from lockgate.engine.runtime.subtask_checkpointer import SubtaskCheckpointer
 from lockgate.engine.runtime.subtask_snapshots import SubtaskSnapshots
 from lockgate.engine.runtime.tails import Tail
+from lockgate.engine.runtime.timestamps import TimestampsOperator
+from lockgate.engine.watermarks import MAX_WATERMARK
 
 __all__ = ["SubtaskActor", "SubtaskSettings"]
 
@@ -73,6 +76,7 @@ class SubtaskSettings:
     buffer_timeout: float
     clock: Clock
     unaligned: bool = False
+    watermark_interval: float = 0.2
 
     @property
     def subtask_id(self) -> SubtaskId:
@@ -114,6 +118,12 @@ class SubtaskActor(Actor[Any]):
             for index, operator in enumerate(operators)
             if isinstance(operator, AsyncWaitOperator)
         ]
+        self._generators = [
+            (index, operator)
+            for index, operator in enumerate(operators)
+            if isinstance(operator, TimestampsOperator)
+        ]
+        self._watermark = -math.inf  # the newest watermark the chain's head delivered
         self._input_ended = False
         self._held_control: deque[Envelope[Any]] = deque()
         self._rung_while_sending = False
@@ -193,11 +203,15 @@ class SubtaskActor(Actor[Any]):
                 item = await self._poll_unless_holding()
             else:
                 item = None if self._input_ended else self.head.poll()
+            if self._generators:
+                await self._emit_due_watermarks()
             if item is None:
                 await tail.flush()
                 await self._wait_idle()
             elif type(item) is list:
                 await self._process(item)
+                if self._generators:
+                    await self._emit_due_watermarks()
                 HANDOFF.yield_if_lent()
                 since = tail.buffered_since
                 if since is not None and clock.now() - since >= timeout:
@@ -216,7 +230,10 @@ class SubtaskActor(Actor[Any]):
             case AbortCheckpoint(checkpoint_id=checkpoint_id):
                 reason = CheckpointFailureReason.ALIGNMENT_ABORTED
                 self.checkpointer.decline(checkpoint_id, reason, "a newer barrier arrived")
+            case Watermark():
+                await self._on_head_watermark(event)
             case EndOfInput():
+                await self._on_head_watermark(MAX_WATERMARK)
                 self._input_ended = True
                 await self._finish_when_emptied()
                 if not self.finished:  # async calls still in flight
@@ -247,16 +264,48 @@ class SubtaskActor(Actor[Any]):
         for position, (index, operator) in enumerate(stages):
             if any(later.has_backlog for _, later in stages[position + 1 :]):
                 break
-            records = operator.take_ready()
-            if records:
-                await self._process_from(index + 1, records)
+            await self._emit_ready_of(index, operator)
         if self._input_ended:
             await self._finish_when_emptied()
 
     async def _emit_all_ready(self) -> None:
         for index, operator in self._async:
-            if records := operator.take_ready():
+            await self._emit_ready_of(index, operator)
+
+    async def _emit_ready_of(self, index: int, operator: AsyncWaitOperator) -> None:
+        while True:
+            records, watermark = operator.take_ready()
+            if records:
                 await self._process_from(index + 1, records)
+            if watermark is None:
+                return
+            await self._watermark_from(index + 1, watermark)
+
+    async def _on_head_watermark(self, watermark: Watermark) -> None:
+        if watermark.timestamp > self._watermark:
+            self._watermark = watermark.timestamp
+            await self._watermark_from(0, watermark)
+
+    async def _watermark_from(self, start: int, watermark: Watermark) -> None:
+        # Each operator from ``start`` on takes the watermark, emits what it makes due, and
+        # passes it on, unless it holds it back (an async operator's fence, passed on later).
+        stages = self._stages
+        for position in range(start, len(stages)):
+            operator, scope = stages[position]
+            with scope:
+                records, passed = operator.process_watermark(watermark)
+            if records:
+                await self._process_from(position + 1, records)
+            if passed is None:
+                return
+            watermark = passed
+        await self.tail.emit_watermark(watermark)
+
+    async def _emit_due_watermarks(self) -> None:
+        now, interval = self.settings.clock.now(), self.settings.watermark_interval
+        for index, operator in self._generators:
+            if (watermark := operator.take_due(now, interval)) is not None:
+                await self._watermark_from(index + 1, watermark)
 
     async def _process_from(self, start: int, records: list[Any]) -> None:
         for operator, scope in self._stages[start:]:
@@ -281,9 +330,14 @@ class SubtaskActor(Actor[Any]):
             return
         clock = self.settings.clock
         started = clock.now()
-        deadline = self.head.alignment_deadline
-        await wait_doorbell(self.context.doorbell, clock, deadline=deadline)
+        await wait_doorbell(self.context.doorbell, clock, deadline=self._wake_at())
         self.idle_time += clock.now() - started
+
+    def _wake_at(self) -> float | None:
+        # Nothing rings when an alignment times out or a generated watermark falls due.
+        due = [operator.due_at() for _, operator in self._generators]
+        times = [t for t in (self.head.alignment_deadline, *due) if t is not None]
+        return min(times, default=None)
 
     async def _wait_for_room(self, channel: Channel[Any], item: Any) -> None:
         # The tail waits here for room in a full channel (unaligned checkpoints only).

@@ -6,7 +6,7 @@ from typing import Any, Protocol
 
 from lockgate.engine.checkpointing.channel_state import ChannelRecords
 from lockgate.engine.checkpointing.snapshots import SINK_STATE
-from lockgate.engine.events import CheckpointBarrier
+from lockgate.engine.events import CheckpointBarrier, Watermark
 from lockgate.engine.runtime.gates import OutputGate, SendWaiter
 from lockgate.engine.runtime.operators import StateCapture
 from lockgate.engine.runtime.scope import OperatorScope
@@ -50,6 +50,9 @@ class Tail(Protocol):
 
     async def forward(self, barrier: CheckpointBarrier) -> None:
         """Pass a barrier on downstream, after everything before it."""
+
+    async def emit_watermark(self, watermark: Watermark) -> None:
+        """Pass a watermark on downstream, after everything before it."""
 
     def overtake(self, barrier: CheckpointBarrier) -> ChannelRecords:
         """Pass an unaligned barrier on ahead of everything; return the output channel state."""
@@ -111,6 +114,10 @@ class GateTail:
         """Flush, then send the barrier on every output channel."""
         await self.gate.broadcast_event(barrier)
 
+    async def emit_watermark(self, watermark: Watermark) -> None:
+        """Flush, then send the watermark on every output channel."""
+        await self.gate.broadcast_event(watermark)
+
     def overtake(self, barrier: CheckpointBarrier) -> ChannelRecords:
         """Send the barrier first on every output channel; return what it overtook."""
         return self.gate.overtake(barrier)
@@ -170,6 +177,11 @@ class SinkTail:
 
     async def forward(self, barrier: CheckpointBarrier) -> None:
         """A sink is the end of the line."""
+
+    async def emit_watermark(self, watermark: Watermark) -> None:
+        """Hand the watermark to the writer, in order with the records."""
+        with self.scope:
+            await self.writer.write_watermark(watermark)
 
     def overtake(self, barrier: CheckpointBarrier) -> ChannelRecords:
         """A sink has no output channels."""

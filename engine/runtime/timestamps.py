@@ -1,0 +1,57 @@
+"""TimestampsOperator: the runtime form of ``assign_timestamps_and_watermarks``."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from lockgate.engine.checkpointing.snapshots import OperatorSnapshot
+from lockgate.engine.clock import Clock
+from lockgate.engine.events import Watermark
+from lockgate.engine.graph import OperatorNode
+from lockgate.engine.runtime.operators import Operator
+from lockgate.engine.state import KeyedStateBackend
+from lockgate.engine.watermarks import WatermarkGenerator, WatermarkStrategy
+
+__all__ = ["TimestampsOperator"]
+
+
+class TimestampsOperator(Operator):
+    """Passes records on unchanged and generates the stream's watermarks from them.
+
+    As Flink's ``TimestampsAndWatermarksOperator``, it replaces the watermarks that reach it
+    from upstream with its own, except the final one (end of input), which it passes on.
+    The subtask asks ``take_due`` after each batch, and when idle at ``due_at``.
+    """
+
+    def __init__(
+        self,
+        node: OperatorNode,
+        restored: OperatorSnapshot | None = None,
+        clock: Clock | None = None,
+        *,
+        keyed_state: KeyedStateBackend | None = None,
+    ) -> None:
+        super().__init__(node, restored, clock, keyed_state=keyed_state)
+        strategy: WatermarkStrategy = node.function
+        self.generator: WatermarkGenerator = strategy.create_generator()
+
+    def process_batch(self, records: list[Any]) -> list[Any]:
+        """Read the records' event times; pass them on."""
+        self.generator.on_records(records)
+        return records
+
+    def process_watermark(self, watermark: Watermark) -> tuple[list[Any], Watermark | None]:
+        """Drop upstream watermarks: this operator's own replace them; pass the final one."""
+        if watermark.timestamp != math.inf:
+            return [], None
+        self.generator.finish()
+        return [], watermark
+
+    def take_due(self, now: float, interval: float) -> Watermark | None:
+        """The watermark to emit now, if it advanced and ``interval`` passed since the last."""
+        return self.generator.take_due(now, interval)
+
+    def due_at(self) -> float | None:
+        """When a pending watermark is due, or ``None``."""
+        return self.generator.due_at()

@@ -1,0 +1,102 @@
+"""WatermarkStrategy, WatermarkGenerator and WatermarkValve, without an event loop."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from lockgate.engine import Watermark, WatermarkStrategy
+from lockgate.engine.watermarks import WatermarkValve
+from tests.engine.event_time_jobs import below
+
+
+def _generator(out_of_orderness: float = 0.0):  # type: ignore[no-untyped-def]
+    strategy = WatermarkStrategy.for_bounded_out_of_orderness(out_of_orderness)
+    return strategy.with_timestamp_assigner(lambda record: record).create_generator()
+
+
+def test_a_generator_without_records_has_no_watermark_due() -> None:
+    generator = _generator()
+    assert generator.current == -math.inf
+    assert generator.take_due(now=0.0, interval=0.0) is None
+    assert generator.due_at() is None
+
+
+def test_the_watermark_trails_the_newest_timestamp_by_the_out_of_orderness() -> None:
+    generator = _generator(out_of_orderness=5.0)
+    generator.on_records([10.0, 30.0, 20.0])
+    assert generator.take_due(now=0.0, interval=0.0) == Watermark(below(25.0))
+
+
+def test_a_record_exactly_as_late_as_allowed_is_still_above_the_watermark() -> None:
+    generator = _generator(out_of_orderness=5.0)
+    generator.on_records([30.0])
+    assert generator.current < 25.0
+
+
+def test_older_timestamps_never_move_the_watermark_back() -> None:
+    generator = _generator()
+    generator.on_records([30.0])
+    generator.take_due(now=0.0, interval=0.0)
+    generator.on_records([3.0])
+    assert generator.current == below(30.0)
+    assert generator.take_due(now=1.0, interval=0.0) is None
+
+
+def test_a_watermark_waits_for_the_interval_since_the_last_one() -> None:
+    generator = _generator()
+    generator.on_records([1.0])
+    assert generator.take_due(now=100.0, interval=0.2) == Watermark(below(1.0))
+    generator.on_records([2.0])
+    assert generator.take_due(now=100.1, interval=0.2) is None
+    assert generator.due_at() == pytest.approx(100.2)
+    assert generator.take_due(now=100.2, interval=0.2) == Watermark(below(2.0))
+
+
+def test_a_finished_generator_has_nothing_due() -> None:
+    generator = _generator()
+    generator.on_records([1.0])
+    generator.finish()
+    assert generator.due_at() is None
+    assert generator.take_due(now=10.0, interval=0.0) is None
+
+
+def test_a_strategy_without_a_timestamp_assigner_says_how_to_add_one() -> None:
+    with pytest.raises(ValueError, match="with_timestamp_assigner"):
+        WatermarkStrategy.for_monotonous_timestamps().create_generator()
+
+
+def test_a_negative_out_of_orderness_is_refused() -> None:
+    with pytest.raises(ValueError, match="max_out_of_orderness"):
+        WatermarkStrategy.for_bounded_out_of_orderness(-1.0)
+
+
+def test_the_valve_lets_through_the_minimum_over_its_channels() -> None:
+    valve = WatermarkValve(2)
+    assert valve.on_watermark(0, Watermark(10.0)) is None
+    assert valve.on_watermark(1, Watermark(4.0)) == Watermark(4.0)
+    assert valve.on_watermark(1, Watermark(12.0)) == Watermark(10.0)
+
+
+def test_the_valve_ignores_a_channel_watermark_that_goes_back() -> None:
+    valve = WatermarkValve(1)
+    valve.on_watermark(0, Watermark(10.0))
+    assert valve.on_watermark(0, Watermark(5.0)) is None
+    assert valve.current == 10.0
+
+
+def test_an_ended_channel_no_longer_holds_the_others_back() -> None:
+    valve = WatermarkValve(3)
+    valve.on_watermark(0, Watermark(10.0))
+    valve.on_watermark(1, Watermark(20.0))
+    assert valve.on_end(2) == Watermark(10.0)
+    assert valve.on_end(0) == Watermark(20.0)
+    assert valve.on_end(1) is None
+
+
+def test_the_valve_never_lets_the_same_watermark_through_twice() -> None:
+    valve = WatermarkValve(2)
+    valve.on_watermark(0, Watermark(5.0))
+    valve.on_watermark(1, Watermark(5.0))
+    assert valve.on_watermark(0, Watermark(7.0)) is None
