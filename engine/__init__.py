@@ -26,7 +26,7 @@ from lockgate.engine.errors import (
     RestoreError,
     SourceError,
 )
-from lockgate.engine.events import CheckpointBarrier, EndOfInput, Watermark
+from lockgate.engine.events import CheckpointBarrier, EndOfInput, Watermark, WatermarkStatus
 from lockgate.engine.functions import (
     CheckpointedFunction,
     FunctionInitializationContext,
@@ -142,6 +142,7 @@ __all__ = [
     "ValueState",
     "ValueStateDescriptor",
     "Watermark",
+    "WatermarkStatus",
     "WatermarkStrategy",
     "key_group_for",
     "run",

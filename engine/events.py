@@ -20,6 +20,7 @@ __all__ = [
     "SnapshotKind",
     "SnapshotOptions",
     "Watermark",
+    "WatermarkStatus",
     "item_size",
 ]
 
@@ -114,6 +115,17 @@ class Watermark:
 
 
 @dataclass(frozen=True, slots=True)
+class WatermarkStatus:
+    """Whether this channel's watermarks count: an ``idle`` channel holds no one back.
+
+    A source subtask that read nothing for its strategy's idleness timeout goes idle; it is
+    active again with its next record. A subtask whose inputs are all idle is idle too.
+    """
+
+    idle: bool
+
+
+@dataclass(frozen=True, slots=True)
 class EndOfInput:
     """The upstream subtask has emitted its last record; nothing follows on this channel.
 
@@ -121,7 +133,7 @@ class EndOfInput:
     """
 
 
-Event: TypeAlias = CheckpointBarrier | Watermark | EndOfInput
+Event: TypeAlias = CheckpointBarrier | Watermark | WatermarkStatus | EndOfInput
 ChannelItem: TypeAlias = list[Any] | Event
 
 

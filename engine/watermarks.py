@@ -11,16 +11,25 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeAlias
 
-from lockgate.engine.events import Watermark
+from lockgate.engine.events import Watermark, WatermarkStatus
 
-__all__ = ["MAX_WATERMARK", "WatermarkGenerator", "WatermarkStrategy", "WatermarkValve"]
+__all__ = [
+    "MAX_WATERMARK",
+    "ValveOutput",
+    "WatermarkGenerator",
+    "WatermarkStrategy",
+    "WatermarkValve",
+]
 
 MAX_WATERMARK = Watermark(math.inf)
 """The watermark of a stream that ended: event time has passed everything."""
 
 _NO_TIME = -math.inf
+
+ValveOutput: TypeAlias = Watermark | WatermarkStatus
+"""What a valve passes on: the subtask's new watermark, or its new status."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,20 +42,26 @@ class WatermarkStrategy:
     still be on time; the watermark declares that no record at or below it follows.
     Watermarks leave a subtask at most every ``auto_watermark_interval`` seconds of the
     job's clock (an environment option, as in Flink); the end of a bounded stream advances
-    the watermark to infinity.
+    the watermark to infinity. With ``idle_timeout``, a subtask that read nothing for that
+    many seconds goes idle: operators downstream stop waiting for its watermarks until it
+    reads again.
 
     Build one with ``for_bounded_out_of_orderness(seconds)`` or
-    ``for_monotonous_timestamps()`` and ``.with_timestamp_assigner(fn)``.
+    ``for_monotonous_timestamps()``, then ``.with_timestamp_assigner(fn)`` and optionally
+    ``.with_idleness(seconds)``.
     """
 
     max_out_of_orderness: float = 0.0
     timestamp_assigner: Callable[[Any], float] | None = None
+    idle_timeout: float | None = None
 
     def __post_init__(self) -> None:
         if not self.max_out_of_orderness >= 0:
             raise ValueError(
                 f"max_out_of_orderness must be 0 or more; got {self.max_out_of_orderness!r}"
             )
+        if self.idle_timeout is not None and not self.idle_timeout > 0:
+            raise ValueError(f"the idleness timeout must be > 0 seconds; got {self.idle_timeout!r}")
 
     @classmethod
     def for_bounded_out_of_orderness(cls, max_out_of_orderness: float) -> WatermarkStrategy:
@@ -62,6 +77,10 @@ class WatermarkStrategy:
         """Read each record's event time with ``assigner(record)``."""
         return replace(self, timestamp_assigner=assigner)
 
+    def with_idleness(self, timeout: float) -> WatermarkStrategy:
+        """Go idle after ``timeout`` seconds (job clock) without a record; active with the next."""
+        return replace(self, idle_timeout=timeout)
+
     def create_generator(self) -> WatermarkGenerator:
         """Return a generator for one subtask's records."""
         if self.timestamp_assigner is None:
@@ -69,7 +88,9 @@ class WatermarkStrategy:
                 "the watermark strategy has no timestamp assigner; call "
                 ".with_timestamp_assigner(lambda record: <its event time>)"
             )
-        return WatermarkGenerator(self.timestamp_assigner, self.max_out_of_orderness)
+        return WatermarkGenerator(
+            self.timestamp_assigner, self.max_out_of_orderness, idle_timeout=self.idle_timeout
+        )
 
 
 class WatermarkGenerator:
@@ -77,23 +98,45 @@ class WatermarkGenerator:
 
     The watermark is the newest timestamp minus the allowed out-of-orderness, just below it
     (a record exactly that late is still on time). ``take_due`` returns it once it has
-    advanced and ``interval`` seconds have passed since the last one left.
+    advanced and ``interval`` seconds have passed since the last one left. With an
+    ``idle_timeout``, ``take_status`` reports the subtask idle once that long passed without
+    a record (counted from the first call), and active again after the next records.
     """
 
-    __slots__ = ("_assigner", "_delay", "_emitted", "_newest", "_next_at")
+    __slots__ = (
+        "_assigner",
+        "_delay",
+        "_emitted",
+        "_idle_timeout",
+        "_last_record_at",
+        "_newest",
+        "_next_at",
+        "idle",
+    )
 
-    def __init__(self, assigner: Callable[[Any], float], max_out_of_orderness: float) -> None:
+    def __init__(
+        self,
+        assigner: Callable[[Any], float],
+        max_out_of_orderness: float,
+        *,
+        idle_timeout: float | None = None,
+    ) -> None:
         self._assigner = assigner
         self._delay = max_out_of_orderness
+        self._idle_timeout = idle_timeout
         self._newest = _NO_TIME
         self._emitted = _NO_TIME
         self._next_at = _NO_TIME
+        self._last_record_at: float | None = None
+        self.idle = False
 
-    def on_records(self, records: Sequence[Any]) -> None:
-        """Take the event times of a batch of records."""
+    def on_records(self, records: Sequence[Any], now: float) -> None:
+        """Take the event times of a batch of records read at ``now``."""
         newest = max(map(self._assigner, records), default=_NO_TIME)
         if newest > self._newest:
             self._newest = newest
+        if records:
+            self._last_record_at = now
 
     @property
     def current(self) -> float:
@@ -110,56 +153,110 @@ class WatermarkGenerator:
         self._emitted, self._next_at = current, now + interval
         return Watermark(current)
 
+    def take_status(self, now: float) -> WatermarkStatus | None:
+        """Return the status to emit at ``now`` if it changed: idle, or active again."""
+        if self._idle_timeout is None or self._emitted == math.inf:
+            return None
+        if self._last_record_at is None:
+            self._last_record_at = now
+        quiet = now - self._last_record_at >= self._idle_timeout
+        if quiet == self.idle:
+            return None
+        self.idle = quiet
+        return WatermarkStatus(idle=quiet)
+
     def finish(self) -> None:
         """The input ended and the final watermark left: nothing more is due."""
         self._emitted = math.inf
 
-    def due_at(self) -> float | None:
-        """When a watermark that advanced is due, or ``None`` if none waits."""
-        return self._next_at if self.current > self._emitted else None
+    def wake_at(self) -> float | None:
+        """When something falls due without a record: a pending watermark, or idleness."""
+        times = []
+        if self.current > self._emitted:
+            times.append(self._next_at)
+        timeout, last = self._idle_timeout, self._last_record_at
+        if timeout is not None and last is not None and not self.idle and self._emitted < math.inf:
+            times.append(last + timeout)
+        return min(times, default=None)
 
     def __repr__(self) -> str:
-        return f"<WatermarkGenerator newest={self._newest} emitted={self._emitted}>"
+        return (
+            f"<WatermarkGenerator newest={self._newest} emitted={self._emitted} idle={self.idle}>"
+        )
+
+
+@dataclass(slots=True)
+class _InputChannel:
+    watermark: float = _NO_TIME
+    idle: bool = False
 
 
 class WatermarkValve:
-    """Combines the watermarks of a subtask's input channels: the minimum of the open ones.
+    """Combines the watermarks of a subtask's input channels (Flink's ``StatusWatermarkValve``).
 
-    Each channel's watermark only goes up (a lower one is ignored). A channel that ended no
-    longer holds the others back. ``on_watermark`` and ``on_end`` return the subtask's new
-    watermark when the minimum advanced, else ``None``.
+    The subtask's watermark is the minimum over the channels that count: open, active and
+    aligned. A channel's watermark only goes up (a lower one is ignored), as does the
+    subtask's. An idle channel does not count, and its watermarks are ignored; back to
+    active, it counts again once its watermark has caught up with the subtask's. A channel
+    that ended no longer counts. The subtask is idle while all its open channels are. Each
+    call returns what to pass on: a new watermark, a status change, both, or nothing.
     """
 
-    __slots__ = ("_channels", "_current")
+    __slots__ = ("_channels", "_current", "idle")
 
     def __init__(self, channels: int) -> None:
-        self._channels: dict[int, float] = dict.fromkeys(range(channels), _NO_TIME)
+        self._channels = {index: _InputChannel() for index in range(channels)}
         self._current = _NO_TIME
+        self.idle = False
 
     @property
     def current(self) -> float:
         """The last watermark this valve let through (``-inf`` before the first)."""
         return self._current
 
-    def on_watermark(self, channel: int, watermark: Watermark) -> Watermark | None:
-        """Take ``watermark`` from ``channel``; return the combined one if it advanced."""
-        channels = self._channels
-        if channel in channels and watermark.timestamp > channels[channel]:
-            channels[channel] = watermark.timestamp
-            return self._advance()
-        return None
+    def on_watermark(self, channel: int, watermark: Watermark) -> list[ValveOutput]:
+        """Take ``watermark`` from ``channel``."""
+        state = self._channels.get(channel)
+        if state is None or state.idle or watermark.timestamp <= state.watermark:
+            return []
+        state.watermark = watermark.timestamp
+        return self._advance()
 
-    def on_end(self, channel: int) -> Watermark | None:
-        """``channel`` ended; return the combined watermark if that let it advance."""
-        self._channels.pop(channel, None)
-        return self._advance() if self._channels else None
+    def on_status(self, channel: int, status: WatermarkStatus) -> list[ValveOutput]:
+        """Take a status change of ``channel``."""
+        state = self._channels.get(channel)
+        if state is None or state.idle == status.idle:
+            return []
+        state.idle = status.idle
+        out: list[ValveOutput] = []
+        if not status.idle and self.idle:
+            self.idle = False
+            out.append(WatermarkStatus(idle=False))
+        return out + self._advance() + self._went_idle()
 
-    def _advance(self) -> Watermark | None:
-        lowest = min(self._channels.values())
-        if lowest <= self._current:
-            return None
+    def on_end(self, channel: int) -> list[ValveOutput]:
+        """``channel`` ended."""
+        if self._channels.pop(channel, None) is None or not self._channels:
+            return []
+        return self._advance() + self._went_idle()
+
+    def _advance(self) -> list[ValveOutput]:
+        current = self._current
+        counted = [
+            state.watermark
+            for state in self._channels.values()
+            if not state.idle and state.watermark >= current
+        ]
+        if not counted or (lowest := min(counted)) <= current:
+            return []
         self._current = lowest
-        return Watermark(lowest)
+        return [Watermark(lowest)]
+
+    def _went_idle(self) -> list[ValveOutput]:
+        if self.idle or not all(state.idle for state in self._channels.values()):
+            return []
+        self.idle = True
+        return [WatermarkStatus(idle=True)]
 
     def __repr__(self) -> str:
-        return f"<WatermarkValve current={self._current} channels={self._channels}>"
+        return f"<WatermarkValve current={self._current} idle={self.idle} {self._channels}>"

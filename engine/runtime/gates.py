@@ -9,7 +9,14 @@ from typing import Any, TypeAlias
 from lockgate.actors import Channel, MailboxEmpty, MailboxFull
 from lockgate.engine.checkpointing.channel_state import ChannelId, ChannelRecords
 from lockgate.engine.clock import Clock
-from lockgate.engine.events import ChannelItem, CheckpointBarrier, EndOfInput, Event, Watermark
+from lockgate.engine.events import (
+    ChannelItem,
+    CheckpointBarrier,
+    EndOfInput,
+    Event,
+    Watermark,
+    WatermarkStatus,
+)
 from lockgate.engine.partitioning import Partitioner
 from lockgate.engine.runtime.barrier_aligner import (
     AbortCheckpoint,
@@ -23,7 +30,7 @@ from lockgate.engine.watermarks import WatermarkValve
 
 __all__ = ["GateItem", "InputGate", "OutputGate", "OutputPartition", "SendWaiter"]
 
-GateItem: TypeAlias = list[Any] | Watermark | EndOfInput | Decision
+GateItem: TypeAlias = list[Any] | Watermark | WatermarkStatus | EndOfInput | Decision
 
 
 class InputGate:
@@ -33,8 +40,9 @@ class InputGate:
     ``BarrierAligner`` when barriers (or an aligned timeout) call for one, or ``None`` when
     no channel it may read has anything; the subtask then waits on the doorbell its channels
     ring. Channels the aligner blocks are not read. ``EndOfInput`` is returned once, after
-    every channel has delivered its own. Watermarks are combined by a ``WatermarkValve``:
-    one is returned when the minimum over the open channels advances. Restored input
+    every channel has delivered its own. Watermarks and watermark statuses are combined by
+    a ``WatermarkValve``: one is returned when the subtask's watermark advances or its
+    status changes. Restored input
     channel state comes out before anything read from the channels; batches read from a
     channel the aligner reports recording are also kept as the channel state of the
     unaligned checkpoint in progress.
@@ -128,9 +136,10 @@ class InputGate:
 
     def _on_event(self, position: int, index: int, event: ChannelItem) -> GateItem | None:
         if type(event) is Watermark:
-            advanced = self.valve.on_watermark(index, event)
-            return advanced or self.poll()
-        if type(event) is CheckpointBarrier:
+            self._decisions.extend(self.valve.on_watermark(index, event))
+        elif type(event) is WatermarkStatus:
+            self._decisions.extend(self.valve.on_status(index, event))
+        elif type(event) is CheckpointBarrier:
             self._on_barrier(index, event)
         elif type(event) is EndOfInput:
             self._on_end(position, index)
@@ -140,8 +149,7 @@ class InputGate:
         del self._live[position]
         self._next = position
         self._decide(self.aligner.on_end_of_input(index))
-        if (advanced := self.valve.on_end(index)) is not None:
-            self._decisions.append(advanced)
+        self._decisions.extend(self.valve.on_end(index))
         if not self._live:
             self._decisions.append(EndOfInput())
 

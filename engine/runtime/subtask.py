@@ -41,7 +41,7 @@ from lockgate.engine.checkpointing.messages import (
     TriggerCheckpoint,
 )
 from lockgate.engine.clock import Clock
-from lockgate.engine.events import EndOfInput, Watermark
+from lockgate.engine.events import EndOfInput, Watermark, WatermarkStatus
 from lockgate.engine.functions import RuntimeContext
 from lockgate.engine.metrics import SubtaskMetrics
 from lockgate.engine.planning import OperatorChain
@@ -232,6 +232,8 @@ class SubtaskActor(Actor[Any]):
                 self.checkpointer.decline(checkpoint_id, reason, "a newer barrier arrived")
             case Watermark():
                 await self._on_head_watermark(event)
+            case WatermarkStatus():
+                await self._status_from(-1, event)
             case EndOfInput():
                 await self._on_head_watermark(MAX_WATERMARK)
                 self._input_ended = True
@@ -304,8 +306,15 @@ class SubtaskActor(Actor[Any]):
     async def _emit_due_watermarks(self) -> None:
         now, interval = self.settings.clock.now(), self.settings.watermark_interval
         for index, operator in self._generators:
+            if (status := operator.take_status(now)) is not None:
+                await self._status_from(index, status)
             if (watermark := operator.take_due(now, interval)) is not None:
                 await self._watermark_from(index + 1, watermark)
+
+    async def _status_from(self, index: int, status: WatermarkStatus) -> None:
+        # Operators pass statuses straight on; a later generator replaces them with its own.
+        if all(position <= index for position, _ in self._generators):
+            await self.tail.emit_status(status)
 
     async def _process_from(self, start: int, records: list[Any]) -> None:
         for operator, scope in self._stages[start:]:
@@ -335,7 +344,7 @@ class SubtaskActor(Actor[Any]):
 
     def _wake_at(self) -> float | None:
         # Nothing rings when an alignment times out or a generated watermark falls due.
-        due = [operator.due_at() for _, operator in self._generators]
+        due = [operator.wake_at() for _, operator in self._generators]
         times = [t for t in (self.head.alignment_deadline, *due) if t is not None]
         return min(times, default=None)
 

@@ -6,7 +6,7 @@ from typing import Any, Protocol
 
 from lockgate.engine.checkpointing.channel_state import ChannelRecords
 from lockgate.engine.checkpointing.snapshots import SINK_STATE
-from lockgate.engine.events import CheckpointBarrier, Watermark
+from lockgate.engine.events import CheckpointBarrier, Watermark, WatermarkStatus
 from lockgate.engine.runtime.gates import OutputGate, SendWaiter
 from lockgate.engine.runtime.operators import StateCapture
 from lockgate.engine.runtime.scope import OperatorScope
@@ -53,6 +53,9 @@ class Tail(Protocol):
 
     async def emit_watermark(self, watermark: Watermark) -> None:
         """Pass a watermark on downstream, after everything before it."""
+
+    async def emit_status(self, status: WatermarkStatus) -> None:
+        """Tell downstream that this subtask went idle or is active again."""
 
     def overtake(self, barrier: CheckpointBarrier) -> ChannelRecords:
         """Pass an unaligned barrier on ahead of everything; return the output channel state."""
@@ -118,6 +121,10 @@ class GateTail:
         """Flush, then send the watermark on every output channel."""
         await self.gate.broadcast_event(watermark)
 
+    async def emit_status(self, status: WatermarkStatus) -> None:
+        """Flush, then send the status on every output channel."""
+        await self.gate.broadcast_event(status)
+
     def overtake(self, barrier: CheckpointBarrier) -> ChannelRecords:
         """Send the barrier first on every output channel; return what it overtook."""
         return self.gate.overtake(barrier)
@@ -182,6 +189,9 @@ class SinkTail:
         """Hand the watermark to the writer, in order with the records."""
         with self.scope:
             await self.writer.write_watermark(watermark)
+
+    async def emit_status(self, status: WatermarkStatus) -> None:
+        """A sink has no downstream to tell."""
 
     def overtake(self, barrier: CheckpointBarrier) -> ChannelRecords:
         """A sink has no output channels."""

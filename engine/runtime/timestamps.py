@@ -6,8 +6,8 @@ import math
 from typing import Any
 
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot
-from lockgate.engine.clock import Clock
-from lockgate.engine.events import Watermark
+from lockgate.engine.clock import Clock, SystemClock
+from lockgate.engine.events import Watermark, WatermarkStatus
 from lockgate.engine.graph import OperatorNode
 from lockgate.engine.runtime.operators import Operator
 from lockgate.engine.state import KeyedStateBackend
@@ -20,8 +20,9 @@ class TimestampsOperator(Operator):
     """Passes records on unchanged and generates the stream's watermarks from them.
 
     As Flink's ``TimestampsAndWatermarksOperator``, it replaces the watermarks that reach it
-    from upstream with its own, except the final one (end of input), which it passes on.
-    The subtask asks ``take_due`` after each batch, and when idle at ``due_at``.
+    from upstream with its own, except the final one (end of input), which it passes on;
+    upstream watermark statuses are replaced too. The subtask asks ``take_status`` and
+    ``take_due`` after each batch, and when idle at ``wake_at``.
     """
 
     def __init__(
@@ -35,10 +36,11 @@ class TimestampsOperator(Operator):
         super().__init__(node, restored, clock, keyed_state=keyed_state)
         strategy: WatermarkStrategy = node.function
         self.generator: WatermarkGenerator = strategy.create_generator()
+        self.clock: Clock = clock or SystemClock()
 
     def process_batch(self, records: list[Any]) -> list[Any]:
         """Read the records' event times; pass them on."""
-        self.generator.on_records(records)
+        self.generator.on_records(records, self.clock.now())
         return records
 
     def process_watermark(self, watermark: Watermark) -> tuple[list[Any], Watermark | None]:
@@ -52,6 +54,10 @@ class TimestampsOperator(Operator):
         """The watermark to emit now, if it advanced and ``interval`` passed since the last."""
         return self.generator.take_due(now, interval)
 
-    def due_at(self) -> float | None:
-        """When a pending watermark is due, or ``None``."""
-        return self.generator.due_at()
+    def take_status(self, now: float) -> WatermarkStatus | None:
+        """The subtask's new status at ``now``, if it went idle or active again."""
+        return self.generator.take_status(now)
+
+    def wake_at(self) -> float | None:
+        """When a pending watermark or idleness falls due, or ``None``."""
+        return self.generator.wake_at()

@@ -163,3 +163,36 @@ def test_a_watermark_strategy_without_a_timestamp_assigner_fails_the_build() -> 
 def test_a_negative_auto_watermark_interval_is_refused() -> None:
     with pytest.raises(ValueError, match="auto_watermark_interval"):
         StreamEnvironment(auto_watermark_interval=-1.0)
+
+
+async def test_an_idle_source_stops_holding_back_the_watermark_until_it_reads_again() -> None:
+    clock = ManualClock()
+    busy, quiet = Topic(partitions=1), Topic(partitions=1)
+    env = StreamEnvironment(batch_size=10, auto_watermark_interval=0.0, clock=clock)
+    log = WatermarkLog()
+    with_idleness = MONOTONOUS.with_idleness(10.0)
+    busy_stream = env.from_source(TopicSource(busy), uid="busy", watermark_strategy=MONOTONOUS)
+    quiet_stream = env.from_source(
+        TopicSource(quiet), uid="quiet", watermark_strategy=with_idleness
+    )
+    busy_stream.union(quiet_stream).sink_to(log, uid="log")
+
+    async with env.start("idleness") as job:
+        busy.append(range(100), partition_of=lambda _: 0)
+        quiet.append(range(5), partition_of=lambda _: 0)
+        await log.wait_for_watermark(below(4))
+        held_back = log.watermarks()
+        clock.advance(10.0)  # the quiet source read nothing for its idleness timeout
+        await log.wait_for_watermark(below(99))
+        quiet.append(range(200, 205), partition_of=lambda _: 0)  # active again
+        await log.changes.wait_until(lambda: len(log.records()) == 110)
+        busy.close()
+        quiet.close()
+        await job.wait()
+
+    watermarks = log.watermarks()
+    assert max(held_back) == below(4)
+    assert watermarks[: len(held_back)] == held_back
+    assert below(99) in watermarks
+    assert watermarks[-1] == math.inf
+    assert log.late_records() == []
