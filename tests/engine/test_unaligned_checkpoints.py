@@ -32,10 +32,10 @@ ALIGNMENTS: dict[str, dict[str, Any]] = {
 
 
 async def run_ordered_sequences(
-    alignment: dict[str, Any],
+    alignment: dict[str, Any], *, event_time: bool = False
 ) -> tuple[list[Record], Failures, CheckpointStatsSnapshot]:
     failures, sink = Failures(), SlowCollectSink()
-    env = ordered_sequence_job(sink, failures, **alignment)
+    env = ordered_sequence_job(sink, failures, event_time=event_time, **alignment)
     with anyio.fail_after(30):
         async with env.start("ordered-sequences") as job:
             await job.wait()
@@ -55,6 +55,18 @@ async def test_every_sequence_commits_whole_once_and_in_order_across_five_failur
 
     assert [f.fired for f in failures.all] == [True] * 5, failures.all
     assert committed_per_source(results) == {s: list(range(SEQUENCE)) for s in range(SOURCES)}
+
+
+@pytest.mark.parametrize("alignment", list(ALIGNMENTS))
+async def test_watermarks_flow_through_five_failures_and_no_record_is_ever_late(
+    alignment: str,
+) -> None:
+    results, failures, _ = await run_ordered_sequences(ALIGNMENTS[alignment], event_time=True)
+
+    assert [f.fired for f in failures.all] == [True] * 5, failures.all
+    assert committed_per_source(results) == {s: list(range(SEQUENCE)) for s in range(SOURCES)}
+    assert failures.late == []
+    assert failures.highest_watermark >= SEQUENCE // 2
 
 
 @pytest.mark.parametrize("alignment", ["unaligned", "aligned-timeout"])

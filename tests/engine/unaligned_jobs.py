@@ -10,6 +10,7 @@ the restore that follows, and in ``close`` once a subtask has seen the end.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import anyio.lowlevel
@@ -22,6 +23,7 @@ from lockgate.engine import (
     ProcessContext,
     RestartStrategy,
     StreamEnvironment,
+    WatermarkStrategy,
 )
 from lockgate.engine.testing import AwaitCheckpoint, FailOnce
 
@@ -41,6 +43,8 @@ class Failures:
         self.map_at_three_quarters = FailOnce("a map failed at 3/4 of the sequence")
         self.restore_after_three_quarters = FailOnce("the restore after 3/4 failed")
         self.close_at_the_end = FailOnce("close failed at the end")
+        self.late: list[Record] = []  # records at or below their subtask's watermark
+        self.highest_watermark = -math.inf
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Failures:
         return self
@@ -115,6 +119,10 @@ class FailInCloseAtTheEnd(KeyedProcessFunction[int, Record, Record]):
 
     def process_element(self, value: Record, ctx: ProcessContext[int]) -> Any:
         self.saw_the_end = self.saw_the_end or value[1] == SEQUENCE - 1
+        watermark = ctx.current_watermark()
+        if value[1] <= watermark:
+            self.failures.late.append(value)
+        self.failures.highest_watermark = max(self.failures.highest_watermark, watermark)
         return [value]
 
     def close(self) -> None:
@@ -147,14 +155,24 @@ def sequences() -> list[Any]:
     return elements
 
 
+EVENT_TIME = WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(
+    lambda record: record[1]
+)
+"""A record's event time is its sequence number: monotonous per source."""
+
+
 def ordered_sequence_job(
-    sink: CollectSink[Record], failures: Failures, **alignment: Any
+    sink: CollectSink[Record], failures: Failures, *, event_time: bool = False, **alignment: Any
 ) -> StreamEnvironment:
-    env = StreamEnvironment(parallelism=SOURCES, batch_size=16, channel_capacity=64)
+    """The job; with ``event_time`` its sources emit a watermark after every batch."""
+    env = StreamEnvironment(
+        parallelism=SOURCES, batch_size=16, channel_capacity=64, auto_watermark_interval=0.0
+    )
     env.enable_checkpointing(0.02, **alignment)
     env.set_restart_strategy(RestartStrategy.fixed_delay(attempts=8, delay=0.0))
+    strategy = EVENT_TIME if event_time else None
     (
-        env.from_source(CollectionSource(sequences()), uid="sequences")
+        env.from_source(CollectionSource(sequences()), uid="sequences", watermark_strategy=strategy)
         .map(FailAtQuarter(failures), uid="fail-at-quarter")
         .key_by(lambda record: (record[0] + 1) % SOURCES)
         .map(FailInSnapshotAfterHalf(failures), uid="fail-in-snapshot")
