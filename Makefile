@@ -57,6 +57,7 @@ bench: install-examples
 	$(BIN)/python bench/checkpoints.py
 	$(BIN)/python bench/async_io.py
 	$(BIN)/python bench/unaligned.py
+	$(BIN)/python bench/event_time.py
 
 clean:
 	rm -rf $(VENV) .typecheck build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -169,15 +169,10 @@ class WatermarkGenerator:
         """The input ended and the final watermark left: nothing more is due."""
         self._emitted = math.inf
 
-    def wake_at(self) -> float | None:
-        """When something falls due without a record: a pending watermark, or idleness."""
-        times = []
-        if self.current > self._emitted:
-            times.append(self._next_at)
-        timeout, last = self._idle_timeout, self._last_record_at
-        if timeout is not None and last is not None and not self.idle and self._emitted < math.inf:
-            times.append(last + timeout)
-        return min(times, default=None)
+    @property
+    def idle_timeout(self) -> float | None:
+        """Seconds without a record after which ``take_status`` reports idle, if ever."""
+        return self._idle_timeout
 
     def __repr__(self) -> str:
         return (

@@ -7,7 +7,7 @@ from typing import Any
 import anyio
 
 from lockgate.actors import Channel, Doorbell
-from lockgate.engine.clock import Clock
+from lockgate.engine.clock import Clock, SystemClock
 
 __all__ = ["wait_doorbell"]
 
@@ -39,6 +39,10 @@ async def wait_doorbell(
 
 
 async def _wait_until(doorbell: Doorbell, clock: Clock, deadline: float) -> None:
+    if type(clock) is SystemClock:  # the event loop's own timer: no task to start and cancel
+        with anyio.move_on_after(max(0.0, deadline - clock.now())):
+            await doorbell.wait()
+        return
     async with anyio.create_task_group() as group:
         group.start_soon(_ring_at, doorbell, clock, deadline)
         await doorbell.wait()

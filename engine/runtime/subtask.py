@@ -156,6 +156,8 @@ class SubtaskActor(Actor[Any]):
         self.head.start(group)
         for _, operator in self._async:
             operator.start(group, self.context.doorbell)
+        if self._generators:
+            group.start_soon(self._tick_watermarks)
         await self._loop()
 
     async def on_stop(self) -> None:
@@ -311,6 +313,19 @@ class SubtaskActor(Actor[Any]):
             if (watermark := operator.take_due(now, interval)) is not None:
                 await self._watermark_from(index + 1, watermark)
 
+    async def _tick_watermarks(self) -> None:
+        # Flink's periodic emission: a timer every auto_watermark_interval lets a watermark
+        # that advanced leave, and idleness be noticed, while no record comes.
+        period = self.settings.watermark_interval or min(
+            (t for _, operator in self._generators if (t := operator.idle_timeout) is not None),
+            default=None,
+        )
+        if period is None:
+            return
+        while True:
+            await self.settings.clock.sleep(period)
+            self.context.doorbell.ring()
+
     async def _status_from(self, index: int, status: WatermarkStatus) -> None:
         # Operators pass statuses straight on; a later generator replaces them with its own.
         if all(position <= index for position, _ in self._generators):
@@ -339,14 +354,9 @@ class SubtaskActor(Actor[Any]):
             return
         clock = self.settings.clock
         started = clock.now()
-        await wait_doorbell(self.context.doorbell, clock, deadline=self._wake_at())
+        deadline = self.head.alignment_deadline
+        await wait_doorbell(self.context.doorbell, clock, deadline=deadline)
         self.idle_time += clock.now() - started
-
-    def _wake_at(self) -> float | None:
-        # Nothing rings when an alignment times out or a generated watermark falls due.
-        due = [operator.wake_at() for _, operator in self._generators]
-        times = [t for t in (self.head.alignment_deadline, *due) if t is not None]
-        return min(times, default=None)
 
     async def _wait_for_room(self, channel: Channel[Any], item: Any) -> None:
         # The tail waits here for room in a full channel (unaligned checkpoints only).

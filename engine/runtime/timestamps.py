@@ -22,7 +22,7 @@ class TimestampsOperator(Operator):
     As Flink's ``TimestampsAndWatermarksOperator``, it replaces the watermarks that reach it
     from upstream with its own, except the final one (end of input), which it passes on;
     upstream watermark statuses are replaced too. The subtask asks ``take_status`` and
-    ``take_due`` after each batch, and when idle at ``wake_at``.
+    ``take_due`` after each batch and at each tick of its watermark timer.
     """
 
     def __init__(
@@ -58,6 +58,7 @@ class TimestampsOperator(Operator):
         """The subtask's new status at ``now``, if it went idle or active again."""
         return self.generator.take_status(now)
 
-    def wake_at(self) -> float | None:
-        """When a pending watermark or idleness falls due, or ``None``."""
-        return self.generator.wake_at()
+    @property
+    def idle_timeout(self) -> float | None:
+        """Seconds without a record after which the subtask goes idle, if it ever does."""
+        return self.generator.idle_timeout

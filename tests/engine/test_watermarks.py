@@ -25,7 +25,6 @@ def test_a_generator_without_records_has_no_watermark_due() -> None:
     generator = _generator()
     assert generator.current == -math.inf
     assert generator.take_due(now=0.0, interval=0.0) is None
-    assert generator.wake_at() is None
 
 
 def test_the_watermark_trails_the_newest_timestamp_by_the_out_of_orderness() -> None:
@@ -55,7 +54,6 @@ def test_a_watermark_waits_for_the_interval_since_the_last_one() -> None:
     assert generator.take_due(now=100.0, interval=0.2) == Watermark(below(1.0))
     generator.on_records([2.0], now=100.1)
     assert generator.take_due(now=100.1, interval=0.2) is None
-    assert generator.wake_at() == pytest.approx(100.2)
     assert generator.take_due(now=100.2, interval=0.2) == Watermark(below(2.0))
 
 
@@ -63,7 +61,6 @@ def test_a_finished_generator_has_nothing_due() -> None:
     generator = _generator(idleness=1.0)
     generator.on_records([1.0], now=0.0)
     generator.finish()
-    assert generator.wake_at() is None
     assert generator.take_due(now=10.0, interval=0.0) is None
     assert generator.take_status(now=10.0) is None
 
@@ -71,9 +68,6 @@ def test_a_finished_generator_has_nothing_due() -> None:
 def test_a_generator_goes_idle_after_the_timeout_without_records() -> None:
     generator = _generator(idleness=5.0)
     generator.on_records([1.0], now=10.0)
-    assert generator.wake_at() <= 10.0  # the first watermark is due at once
-    generator.take_due(now=10.0, interval=0.0)
-    assert generator.wake_at() == 15.0
     assert generator.take_status(now=14.0) is None
     assert generator.take_status(now=15.0) == IDLE
     assert generator.take_status(now=16.0) is None
@@ -90,7 +84,7 @@ def test_an_idle_generator_is_active_again_with_its_next_records() -> None:
 def test_a_generator_that_never_reads_goes_idle_counted_from_its_first_check() -> None:
     generator = _generator(idleness=5.0)
     assert generator.take_status(now=100.0) is None
-    assert generator.wake_at() == 105.0
+    assert generator.take_status(now=104.0) is None
     assert generator.take_status(now=105.0) == IDLE
 
 
