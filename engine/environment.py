@@ -28,11 +28,12 @@ from lockgate.engine.runtime.deployment import RuntimeOptions
 from lockgate.engine.runtime.incremental import FULL_SNAPSHOT_EVERY
 from lockgate.engine.runtime.job_master import JobMaster, JobSettings
 from lockgate.engine.savepoints.values import TypeCodec, ValueCodec
+from lockgate.engine.side_outputs import OutputTag
 from lockgate.engine.sources import Source
 from lockgate.engine.state import MemoryStateBackend, StateBackend
 from lockgate.engine.state.backend import state_backend_for
 from lockgate.engine.state.rocksdb_options import CompactionStyle
-from lockgate.engine.stream import DataStream
+from lockgate.engine.stream import DataStream, Producer
 
 __all__ = ["StreamEnvironment"]
 
@@ -229,7 +230,7 @@ class StreamEnvironment:
     ) -> DataStream[T]:
         """Start a stream that reads ``source``."""
         node = self._add_operator(OperatorKind.SOURCE, source, uid, name, parallelism)
-        return DataStream(self, (node,))
+        return DataStream(self, (Producer(node),))
 
     def plan(self) -> ExecutionPlan:
         """Validate the graph and return its plan: chains, edges and channels."""
@@ -369,8 +370,9 @@ class StreamEnvironment:
         target: OperatorNode,
         partitioning: Partitioning,
         key_selector: Any,
+        tag: OutputTag[Any] | None = None,
     ) -> None:
-        self._graph.connect(Edge(source, target, partitioning, key_selector))
+        self._graph.connect(Edge(source, target, partitioning, key_selector, tag))
 
     def __repr__(self) -> str:
         return (
