@@ -16,6 +16,10 @@ its results are taken, and run through the rest of the chain, each time the loop
 round (its calls ring the doorbell). While it has records it has no room for, the loop does
 not read its head, so backpressure reaches upstream through the bounded channels; control
 messages are still taken. End of input is passed on once every call has been emitted.
+
+The chain's last operator, if its side outputs are read, has a ``SideOutputCollector``: the
+subtask drains it after each batch or async emission into the tail with the main records,
+so both are routed before any wait (an unaligned barrier finds them) and any barrier.
 """
 
 from __future__ import annotations
@@ -114,6 +118,7 @@ class SubtaskActor(Actor[Any]):
             for index, operator in enumerate(operators)
             if isinstance(operator, AsyncWaitOperator)
         ]
+        self._side = operators[-1].side_outputs if operators else None
         self._input_ended = False
         self._held_control: deque[Envelope[Any]] = deque()
         self._rung_while_sending = False
@@ -227,7 +232,9 @@ class SubtaskActor(Actor[Any]):
         for operator, scope in self._stages:
             with scope:
                 records = operator.process_batch(records)
-        if records:
+        if self._side is not None:
+            await self._write_with_side(records)
+        elif records:
             await self.tail.write(records)
 
     async def _poll_unless_holding(self) -> Any:
@@ -250,6 +257,8 @@ class SubtaskActor(Actor[Any]):
             records = operator.take_ready()
             if records:
                 await self._process_from(index + 1, records)
+        if self._side:  # failed records bound for a side output, and no result with them
+            await self._write_with_side([])
         if self._input_ended:
             await self._finish_when_emptied()
 
@@ -257,14 +266,23 @@ class SubtaskActor(Actor[Any]):
         for index, operator in self._async:
             if records := operator.take_ready():
                 await self._process_from(index + 1, records)
+        if self._side:
+            await self._write_with_side([])
 
     async def _process_from(self, start: int, records: list[Any]) -> None:
         for operator, scope in self._stages[start:]:
             with scope:
                 records = operator.process_batch(records)
             if not records:
-                return
-        await self.tail.write(records)
+                break
+        if self._side is not None:
+            await self._write_with_side(records)
+        elif records:
+            await self.tail.write(records)
+
+    async def _write_with_side(self, records: list[Any]) -> None:
+        assert self._side is not None
+        await self.tail.write_with_side(records, self._side.drain())
 
     async def _finish_when_emptied(self) -> None:
         if not self.finished and all(operator.is_idle for _, operator in self._async):
