@@ -45,6 +45,7 @@ from lockgate.engine.savepoints.compatibility import RestoreReport, check_restor
 from lockgate.engine.savepoints.errors import SavepointEncodingError, SavepointFormatError
 from lockgate.engine.savepoints.reader import OperatorContents, SnapshotContents, read_snapshot
 from lockgate.engine.savepoints.values import TypeCodec, TypedValue
+from lockgate.engine.side_outputs import OutputTag
 from lockgate.engine.sinks import (
     Sink,
     SinkContext,
@@ -126,6 +127,7 @@ __all__ = [
     "ManualClock",
     "OperatorChain",
     "OperatorError",
+    "OutputTag",
     "ProcessContext",
     "RuntimeContext",
     "Sink",

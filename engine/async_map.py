@@ -9,10 +9,13 @@ from typing import Any, Literal, TypeAlias
 
 from lockgate.engine.async_retry import AsyncRetry
 from lockgate.engine.errors import GraphError
+from lockgate.engine.side_outputs import OutputTag
 
 __all__ = ["AsyncMapSpec", "FailurePolicy", "is_async_callable"]
 
-FailurePolicy: TypeAlias = Literal["fail", "retry"] | Callable[[Any, BaseException], Iterable[Any]]
+FailurePolicy: TypeAlias = (
+    Literal["fail", "retry"] | OutputTag[Any] | Callable[[Any, BaseException], Iterable[Any]]
+)
 """What ``async_map`` does with a record whose call failed for good (see ``AsyncMapSpec``)."""
 
 
@@ -25,8 +28,10 @@ class AsyncMapSpec:
     ``timeout`` bounds each call on the job's clock. ``retry`` retries failed and timed-out
     calls; ``on_failure`` says what happens once a record's calls are spent: ``"fail"``
     fails the job with an ``OperatorError``, ``"retry"`` is ``"fail"`` after the default
-    ``AsyncRetry()``, and a callable ``(record, error) -> iterable`` gives the records to
-    emit instead. ``rate_limit`` caps the calls started per second by the whole operator.
+    ``AsyncRetry()``, an ``OutputTag`` sends the input record to that side output (read it
+    with ``stream.side_output(tag)``; it leaves when its result would have, in the same
+    order), and a callable ``(record, error) -> iterable`` gives the records to emit
+    instead. ``rate_limit`` caps the calls started per second by the whole operator.
     """
 
     function: Callable[[Any], Any]
@@ -47,7 +52,12 @@ class AsyncMapSpec:
     @property
     def fallback(self) -> Callable[[Any, BaseException], Iterable[Any]] | None:
         """The callable that replaces a failed record's result, or ``None`` to fail the job."""
-        return None if isinstance(self.on_failure, str) else self.on_failure
+        return None if isinstance(self.on_failure, str | OutputTag) else self.on_failure
+
+    @property
+    def failure_tag(self) -> OutputTag[Any] | None:
+        """The side output failed records go to, or ``None``."""
+        return self.on_failure if isinstance(self.on_failure, OutputTag) else None
 
     def check(self, uid: str) -> None:
         """Raise ``GraphError`` naming ``uid`` for the first invalid option."""
@@ -66,8 +76,11 @@ class AsyncMapSpec:
             yield f"timeout must be > 0 seconds, or None for no timeout; got {self.timeout!r}"
         if self.rate_limit is not None and not self.rate_limit > 0:
             yield f"rate_limit must be > 0 calls per second, or None; got {self.rate_limit!r}"
-        if not (self.on_failure in ("fail", "retry") or callable(self.on_failure)):
-            yield f"on_failure must be 'fail', 'retry' or a callable; got {self.on_failure!r}"
+        if not _is_failure_policy(self.on_failure):
+            yield (
+                "on_failure must be 'fail', 'retry', an OutputTag (a side output for failed "
+                f"records) or a callable; got {self.on_failure!r}"
+            )
         if self.retry is not None:
             yield from (f"retry: {problem}" for problem in self.retry.problems())
 
@@ -78,6 +91,10 @@ def is_async_callable(function: object) -> bool:
         return True
     call = getattr(type(function), "__call__", None)  # noqa: B004 - the type's, not a bound one
     return not inspect.isfunction(function) and inspect.iscoroutinefunction(call)
+
+
+def _is_failure_policy(value: object) -> bool:
+    return value in ("fail", "retry") or isinstance(value, OutputTag) or callable(value)
 
 
 def _is_count(value: object) -> bool:

@@ -28,11 +28,12 @@ from lockgate.engine.runtime.deployment import RuntimeOptions
 from lockgate.engine.runtime.incremental import FULL_SNAPSHOT_EVERY
 from lockgate.engine.runtime.job_master import JobMaster, JobSettings
 from lockgate.engine.savepoints.values import TypeCodec, ValueCodec
+from lockgate.engine.side_outputs import OutputTag
 from lockgate.engine.sources import Source
 from lockgate.engine.state import MemoryStateBackend, StateBackend
 from lockgate.engine.state.backend import state_backend_for
 from lockgate.engine.state.rocksdb_options import CompactionStyle
-from lockgate.engine.stream import DataStream
+from lockgate.engine.stream import DataStream, Producer
 from lockgate.engine.watermarks import WatermarkStrategy
 
 __all__ = ["StreamEnvironment"]
@@ -243,7 +244,7 @@ class StreamEnvironment:
         the source's subtasks (``assign_timestamps_and_watermarks`` chained to the source).
         """
         node = self._add_operator(OperatorKind.SOURCE, source, uid, name, parallelism)
-        stream: DataStream[T] = DataStream(self, (node,))
+        stream: DataStream[T] = DataStream(self, (Producer(node),))
         if watermark_strategy is None:
             return stream
         return stream.assign_timestamps_and_watermarks(
@@ -392,8 +393,9 @@ class StreamEnvironment:
         target: OperatorNode,
         partitioning: Partitioning,
         key_selector: Any,
+        tag: OutputTag[Any] | None = None,
     ) -> None:
-        self._graph.connect(Edge(source, target, partitioning, key_selector))
+        self._graph.connect(Edge(source, target, partitioning, key_selector, tag))
 
     def __repr__(self) -> str:
         return (

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar, overload, runtime_checkable
 
 from lockgate.engine.clock import Clock
+from lockgate.engine.side_outputs import OutputTag, SideOutputCollector
 from lockgate.engine.state import (
     AggregateFunction,
     AggregatingState,
@@ -145,17 +146,22 @@ class CheckpointedFunction(Protocol):
 
 
 class ProcessContext(Generic[K]):
-    """What ``process_element`` is given besides the record: its key and the watermark.
+    """What ``process_element`` is given besides the record: its key, the watermark, side outputs.
 
     The key is the one keyed state is scoped to while the record is processed. The
-    watermark is the operator's event time: no record at or below it will come.
+    watermark is the operator's event time: no record at or below it will come. ``output``
+    sends a record to a side output; it leaves the operator with the records the function
+    returns for the same input, before any barrier that follows that input.
     """
 
-    __slots__ = ("_store", "watermark")
+    __slots__ = ("_side_outputs", "_store", "watermark")
 
-    def __init__(self, store: KeyedStateBackend) -> None:
+    def __init__(
+        self, store: KeyedStateBackend, side_outputs: SideOutputCollector | None = None
+    ) -> None:
         self._store = store
         self.watermark = -math.inf
+        self._side_outputs = side_outputs
 
     def get_current_key(self) -> K:
         """Return the key of the record being processed."""
@@ -165,6 +171,19 @@ class ProcessContext(Generic[K]):
         """Return the operator's current watermark (``-inf`` before the first one)."""
         return self.watermark
 
+    def output(self, tag: OutputTag[V], value: V) -> None:
+        """Emit ``value`` to the side output ``tag``; read it with ``stream.side_output(tag)``.
+
+        A side output nobody reads drops its records, as in Flink.
+
+        Raises:
+            TypeError: ``tag`` is not an ``OutputTag``.
+        """
+        if not isinstance(tag, OutputTag):
+            raise TypeError(f"ctx.output() needs an OutputTag; got {tag!r}; use OutputTag('name')")
+        if self._side_outputs is not None:
+            self._side_outputs.collect(tag, value)
+
 
 class KeyedProcessFunction(Generic[K, I, O]):
     """A function over a keyed stream with per-key state.
@@ -172,15 +191,16 @@ class KeyedProcessFunction(Generic[K, I, O]):
     ``open`` runs once per subtask before the first record: declare state there with
     ``context.get_state(ValueStateDescriptor(...))`` or another keyed state descriptor.
     ``process_element`` runs for each record with the state scoped to the record's key, and
-    returns (or yields) the records to emit; returning ``None`` emits nothing. ``close`` runs
-    once at the end.
+    returns (or yields) the records to emit; returning ``None`` emits nothing; it may also
+    send records to side outputs with ``ctx.output(tag, value)``. ``close`` runs once at the
+    end.
     """
 
     def open(self, context: RuntimeContext) -> None:
         """Declare state and acquire resources."""
 
     def process_element(self, value: I, ctx: ProcessContext[K]) -> Iterable[O] | None:
-        """Handle one record; return or yield the records to emit."""
+        """Handle one record; return or yield the records to emit (``ctx.output`` for sides)."""
         raise NotImplementedError(f"{type(self).__name__} must implement process_element")
 
     def close(self) -> None:

@@ -9,9 +9,17 @@ from typing import Any
 
 from lockgate.engine.async_map import AsyncMapSpec
 from lockgate.engine.errors import GraphError
+from lockgate.engine.side_outputs import OutputTag
 from lockgate.engine.watermarks import WatermarkStrategy
 
-__all__ = ["Edge", "JobGraph", "OperatorKind", "OperatorNode", "Partitioning"]
+__all__ = [
+    "Edge",
+    "JobGraph",
+    "OperatorKind",
+    "OperatorNode",
+    "Partitioning",
+    "side_output_problem",
+]
 
 
 class Partitioning(enum.Enum):
@@ -74,12 +82,16 @@ class OperatorNode:
 
 @dataclass(frozen=True, eq=False)
 class Edge:
-    """A data connection from one operator to another."""
+    """A data connection from one operator to another.
+
+    ``tag`` is the side output of ``source`` the edge carries, or ``None`` for its main output.
+    """
 
     source: OperatorNode
     target: OperatorNode
     partitioning: Partitioning
     key_selector: Callable[[Any], Any] | None = None
+    tag: OutputTag[Any] | None = None
 
 
 @dataclass
@@ -208,3 +220,25 @@ def _check_strategy(node: OperatorNode) -> None:
             f"the watermark strategy of operator '{node.uid}' has no timestamp assigner; "
             "call .with_timestamp_assigner(lambda record: <its event time>)"
         )
+
+
+def side_output_problem(node: OperatorNode, tag: OutputTag[Any]) -> str | None:
+    """Why ``node`` cannot emit to side output ``tag``, naming its uid; ``None`` if it can.
+
+    A ``process`` function emits to any tag (``ctx.output``); an ``async_map`` only to the tag
+    given as its ``on_failure``; no other kind has side outputs.
+    """
+    if node.kind is OperatorKind.PROCESS:
+        return None
+    if node.kind is OperatorKind.ASYNC_MAP:
+        policy = node.function.on_failure
+        if policy == tag:
+            return None
+        return (
+            f"async_map '{node.uid}' sends nothing to side output {tag!r}: its on_failure is "
+            f"{policy!r}; give it on_failure={tag!r} to send its failed records there"
+        )
+    return (
+        f"operator '{node.uid}' ({node.kind.value}) has no side outputs; side outputs come "
+        "from process() (ctx.output(tag, value)) and async_map(on_failure=tag)"
+    )

@@ -2,8 +2,10 @@
 
 Two connected operators share a chain (one ``SubtaskActor`` runs both, passing batches by
 plain function calls) when the edge between them is the downstream operator's only input
-and the upstream operator's only output, both have the same parallelism, and records would
-not move between subtasks: the edge is forward, or both sides have parallelism 1.
+and the upstream operator's only output, both have the same parallelism, records would
+not move between subtasks (the edge is forward, or both sides have parallelism 1), and the
+edge carries the main output: a side output edge never chains, so an operator whose side
+outputs are read ends its chain.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lockgate.engine.graph import Edge, JobGraph, OperatorKind, OperatorNode, Partitioning
+from lockgate.engine.side_outputs import OutputTag
 
 __all__ = ["ChainEdge", "ChannelSpec", "ExecutionPlan", "OperatorChain", "plan_job"]
 
@@ -56,13 +59,18 @@ class OperatorChain:
 
 @dataclass(frozen=True, eq=False)
 class ChainEdge:
-    """A data connection between two chains, with its partitioning."""
+    """A data connection between two chains, with its partitioning.
+
+    ``tag`` is the side output of the upstream chain's tail the edge carries, or ``None``
+    for its main output.
+    """
 
     edge_id: int
     upstream: OperatorChain
     downstream: OperatorChain
     partitioning: Partitioning
     key_selector: Callable[[Any], Any] | None
+    tag: OutputTag[Any] | None = None
 
     def channels_of(self, upstream_index: int) -> list[int]:
         """The downstream subtask indexes one upstream subtask sends to, in channel order."""
@@ -124,7 +132,8 @@ class ExecutionPlan:
         """Render the plan: one line per chain, then one per edge between chains."""
         lines = [f"chain {c.chain_id} x{c.parallelism}: {' -> '.join(c.uids)}" for c in self.chains]
         lines += [
-            f"chain {e.upstream.chain_id} --{e.partitioning.value}--> chain {e.downstream.chain_id}"
+            f"chain {e.upstream.chain_id} --{e.partitioning.value}{_label(e.tag)}--> "
+            f"chain {e.downstream.chain_id}"
             for e in self.edges
         ]
         return "\n".join(lines)
@@ -145,6 +154,7 @@ def plan_job(graph: JobGraph) -> ExecutionPlan:
             chain_of[edge.target.node_id],
             edge.partitioning,
             edge.key_selector,
+            edge.tag,
         )
         for edge_id, edge in enumerate(e for e in graph.edges if not _chainable(graph, e))
     )
@@ -183,4 +193,9 @@ def _chainable(graph: JobGraph, edge: Edge) -> bool:
         and source.parallelism == target.parallelism
         and target.kind is not OperatorKind.SOURCE
         and (edge.partitioning is Partitioning.FORWARD or source.parallelism == 1)
+        and edge.tag is None
     )
+
+
+def _label(tag: OutputTag[Any] | None) -> str:
+    return "" if tag is None else f"[{tag.name}]"

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 
 from lockgate.engine.async_map import AsyncMapSpec, FailurePolicy
 from lockgate.engine.async_retry import AsyncRetry
-from lockgate.engine.graph import OperatorKind, OperatorNode, Partitioning
+from lockgate.engine.errors import GraphError
+from lockgate.engine.graph import OperatorKind, OperatorNode, Partitioning, side_output_problem
+from lockgate.engine.side_outputs import OutputTag
 
 if TYPE_CHECKING:
     from lockgate.engine.environment import StreamEnvironment
@@ -15,11 +17,18 @@ if TYPE_CHECKING:
     from lockgate.engine.sinks import Sink
     from lockgate.engine.watermarks import WatermarkStrategy
 
-__all__ = ["DataStream", "DataStreamSink", "KeyedStream"]
+__all__ = ["DataStream", "DataStreamSink", "KeyedStream", "Producer"]
 
 T = TypeVar("T")
 R = TypeVar("R")
 K = TypeVar("K")
+
+
+class Producer(NamedTuple):
+    """An operator whose output a stream carries: its main output, or its side output ``tag``."""
+
+    node: OperatorNode
+    tag: OutputTag[Any] | None = None
 
 
 class DataStream(Generic[T]):
@@ -34,7 +43,7 @@ class DataStream(Generic[T]):
     def __init__(
         self,
         env: StreamEnvironment,
-        producers: tuple[OperatorNode, ...],
+        producers: tuple[Producer, ...],
         partitioning: Partitioning | None = None,
         key_selector: Callable[[Any], Any] | None = None,
     ) -> None:
@@ -120,10 +129,12 @@ class DataStream(Generic[T]):
         otherwise as calls complete, never across a watermark. ``timeout`` (seconds on the
         job's clock) cuts each call; ``retry`` retries failed and timed-out calls with
         backoff; ``on_failure`` is ``"fail"`` (the job fails with an ``OperatorError``),
-        ``"retry"`` (the default ``AsyncRetry()``, then fail) or ``(record, error) ->
-        iterable`` giving the records to emit instead. ``rate_limit`` caps the calls the
-        operator starts per second. Records in flight at a checkpoint are in its state and
-        are called again on restore, so results reach transactional sinks exactly once.
+        ``"retry"`` (the default ``AsyncRetry()``, then fail), an ``OutputTag`` (the failed
+        input record goes to that side output, read with ``side_output(tag)``, leaving when
+        its result would have) or ``(record, error) -> iterable`` giving the records to
+        emit instead. ``rate_limit`` caps the calls the operator starts per second. Records
+        in flight at a checkpoint are in its state and are called again on restore, so
+        results and failed records reach transactional sinks exactly once.
 
         Raises:
             GraphError: naming the uid, when ``fn`` is not async or an option is invalid.
@@ -157,6 +168,20 @@ class DataStream(Generic[T]):
             GraphError: naming the uid, when ``strategy`` has no timestamp assigner.
         """
         return self._then(OperatorKind.TIMESTAMPS, strategy, uid, name, parallelism)
+
+    def side_output(self, tag: OutputTag[R]) -> DataStream[R]:
+        """The records the operator producing this stream sent to side output ``tag``.
+
+        A ``process`` function sends them with ``ctx.output(tag, value)``; an ``async_map``
+        with ``on_failure=tag`` sends its failed input records. The side stream is a stream
+        like any other; the producer's main output may have no reader then (it is dropped).
+
+        Raises:
+            GraphError: naming the uid, when this stream is not the output of one such
+                operator (a union, a source, a partitioned or a side stream) or the
+                operator sends nothing to ``tag``.
+        """
+        return DataStream(self._env, (self._side_producer(tag),))
 
     def key_by(self, key_selector: Callable[[T], K]) -> KeyedStream[T, K]:
         """Partition the stream by key: equal keys reach the same subtask and state."""
@@ -204,19 +229,48 @@ class DataStream(Generic[T]):
         if kind.needs_keyed_input:
             node.key_selector = self._key_selector
         self._connect(node)
-        return DataStream(self._env, (node,))
+        return DataStream(self._env, (Producer(node),))
 
     def _connect(self, node: OperatorNode) -> None:
-        for producer in self._producers:
+        for source, tag in self._producers:
             partitioning = self._partitioning or (
                 Partitioning.FORWARD
-                if producer.parallelism == node.parallelism
+                if source.parallelism == node.parallelism
                 else Partitioning.REBALANCE
             )
-            self._env._connect(producer, node, partitioning, self._key_selector)
+            self._env._connect(source, node, partitioning, self._key_selector, tag)
+
+    def _side_producer(self, tag: OutputTag[Any]) -> Producer:
+        uids = ", ".join(f"'{p.node.uid}'" for p in self._producers)
+        if not isinstance(tag, OutputTag):
+            raise GraphError(f"side_output() of {uids} needs an OutputTag; got {tag!r}")
+        if len(self._producers) != 1:
+            raise GraphError(
+                f"side_output({tag!r}) needs the stream of one operator; got a union of {uids}; "
+                "call side_output() on each stream before union()"
+            )
+        node, own_tag = self._producers[0]
+        if own_tag is not None:
+            raise GraphError(
+                f"side_output({tag!r}) of operator '{node.uid}': this stream is its side output "
+                f"{own_tag!r}, which has no side outputs; call side_output() on the stream the "
+                "operator's method returned"
+            )
+        if self._partitioning is not None:
+            raise GraphError(
+                f"side_output({tag!r}) of operator '{node.uid}' needs the stream the operator's "
+                "method returned; call side_output() on it before key_by(), rebalance(), "
+                "broadcast() or forward()"
+            )
+        problem = side_output_problem(node, tag)
+        if problem is not None:
+            raise GraphError(problem)
+        return Producer(node, tag)
 
     def __repr__(self) -> str:
-        uids = ", ".join(p.uid for p in self._producers)
+        uids = ", ".join(
+            p.node.uid if p.tag is None else f"{p.node.uid}[{p.tag.name}]" for p in self._producers
+        )
         return f"<{type(self).__name__} of {uids}>"
 
 

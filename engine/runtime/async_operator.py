@@ -7,6 +7,10 @@ most ``capacity``; an idle one waits to be handed a record, which costs far less
 task per record. The subtask's loop feeds the operator with ``process_batch`` (which emits
 nothing at once), pops results with ``take_ready`` whenever the doorbell rings, and stops
 reading input while ``has_backlog``: records the queue has no room for yet.
+
+With ``on_failure=tag`` a record whose calls failed for good completes its entry with a
+``_SideRecord``: it leaves the queue when its result would have, and ``take_ready`` moves it
+to the side output collector, so it stays in checkpointed state until emitted.
 """
 
 from __future__ import annotations
@@ -71,6 +75,13 @@ class _Handoff:
         return self._entry
 
 
+@dataclass(frozen=True, slots=True)
+class _SideRecord:
+    """A failed input record in the result queue, bound for the failure side output."""
+
+    record: Any
+
+
 class AsyncWaitOperator(Operator):
     """Runs up to ``capacity`` calls of an async function at once; emits their results.
 
@@ -98,6 +109,8 @@ class AsyncWaitOperator(Operator):
         self._backlog: deque[Any] = deque(self._inputs.get())
         self._retry = self.spec.retry_policy
         self._fallback = self.spec.fallback
+        self._failure_tag = self.spec.failure_tag
+        self._side_pending = 0  # failed records in the queue, bound for the side output
         self._deadlines = (
             None if self.spec.timeout is None else CallDeadlines(self.clock, self.spec.timeout)
         )
@@ -154,9 +167,25 @@ class AsyncWaitOperator(Operator):
         if self._failure is not None:
             raise self._failure
         records, watermark = self._queue.pop_ready()
+        if self._side_pending:
+            records = self._split_side(records)
         if records or self._backlog:
             self._fill()
         return records, watermark
+
+    def _split_side(self, records: list[Any]) -> list[Any]:
+        # Failed records go to the side output (dropped if nobody reads it); results stay.
+        main: list[Any] = []
+        side, tag = self.side_outputs, self._failure_tag
+        assert tag is not None, "only an operator with on_failure=tag has side records"
+        for record in records:
+            if type(record) is not _SideRecord:
+                main.append(record)
+                continue
+            self._side_pending -= 1
+            if side is not None:
+                side.collect(tag, record.record)
+        return main
 
     @property
     def has_backlog(self) -> bool:
@@ -256,6 +285,9 @@ class AsyncWaitOperator(Operator):
 
     def _give_up(self, record: Any, error: Exception) -> list[Any]:
         self._counts.failures += 1
+        if self._failure_tag is not None:
+            self._side_pending += 1
+            return [_SideRecord(record)]
         if self._fallback is None:
             raise error
         return list(self._fallback(record, error))

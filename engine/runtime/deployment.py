@@ -34,6 +34,7 @@ from lockgate.engine.runtime.subtask_checkpointer import CheckpointContext, Subt
 from lockgate.engine.runtime.tails import GateTail, SinkTail, Tail
 from lockgate.engine.runtime.timestamps import TimestampsOperator
 from lockgate.engine.savepoints.values import ValueCodec
+from lockgate.engine.side_outputs import SideOutputCollector
 from lockgate.engine.sinks import Sink, SinkContext
 from lockgate.engine.sources import Source, SourceContext, SourceSplit, assign_splits
 from lockgate.engine.state import (
@@ -163,6 +164,7 @@ class _SubtaskBuilder:
         )
         middle = [node for node in chain.operators if node.kind not in _ENDS]
         operators = [self._operator(node, index) for node in middle]
+        self._collect_side_outputs(chain, operators)
         checkpointer = SubtaskCheckpointer(
             CheckpointContext(
                 self.attempt.job_name,
@@ -183,6 +185,13 @@ class _SubtaskBuilder:
         """Close every keyed state backend made so far (the deployment failed)."""
         while self.keyed_states:
             self.keyed_states.pop().close()
+
+    def _collect_side_outputs(self, chain: OperatorChain, operators: list[Operator]) -> None:
+        # Only an operator whose side outputs are read gets a collector (it ends its chain):
+        # the subtask drains side records only then, so other jobs pay nothing for them.
+        tags = {edge.tag for edge in self.plan.outputs(chain) if edge.tag is not None}
+        if tags:
+            operators[-1].send_side_outputs_to(SideOutputCollector(tags))
 
     def _operator(self, node: OperatorNode, index: int) -> Operator:
         spec = KeyedStateBackendSpec(
@@ -272,7 +281,8 @@ class _SubtaskBuilder:
     def _partition(self, edge: ChainEdge, index: int) -> OutputPartition:
         keys = [ChannelId(edge.edge_id, index, target) for target in edge.channels_of(index)]
         channels = [self.channels[key] for key in keys]
-        return OutputPartition(self._partitioner(edge, index, len(channels)), channels, keys)
+        partitioner = self._partitioner(edge, index, len(channels))
+        return OutputPartition(partitioner, channels, keys, tag=edge.tag)
 
     def _partitioner(self, edge: ChainEdge, index: int, channels: int) -> Partitioner:
         if channels == 1:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeAlias
 
 from lockgate.actors import Channel, MailboxEmpty, MailboxFull
@@ -26,6 +26,8 @@ from lockgate.engine.runtime.barrier_aligner import (
     TriggerUnalignedSnapshot,
 )
 from lockgate.engine.runtime.input_channel_state import InputChannelState
+from lockgate.engine.runtime.side_partitions import SidePartitions
+from lockgate.engine.side_outputs import OutputTag
 from lockgate.engine.watermarks import WatermarkValve
 
 __all__ = ["GateItem", "InputGate", "OutputGate", "OutputPartition", "SendWaiter"]
@@ -180,6 +182,7 @@ class OutputPartition:
 
     Records routed to a channel wait in its buffer until a batch is full (or flushed), then
     in its outbox until the channel has room. ``keys`` name the channels in channel state.
+    ``tag`` is the side output the edge carries, or ``None`` for the main output.
     """
 
     def __init__(
@@ -187,7 +190,10 @@ class OutputPartition:
         partitioner: Partitioner,
         channels: Sequence[Channel[ChannelItem]],
         keys: Sequence[ChannelId] | None = None,
+        *,
+        tag: OutputTag[Any] | None = None,
     ) -> None:
+        self.tag = tag
         self.partitioner = partitioner
         self.channels = list(channels)
         self.keys = (
@@ -212,6 +218,10 @@ class OutputGate:
     unaligned snapshot: ``overtake`` then puts its barrier ahead of everything queued and
     returns what it overtook and what was still unsent, the output channel state. Restored
     output channel state is sent before anything new.
+
+    ``emit`` sends to the partitions of the main output; ``emit_with_side`` also sends side
+    records to the partitions of their tags. Everything else (flushes, events, channel
+    state) covers every partition, main and side alike.
     """
 
     def __init__(
@@ -223,6 +233,8 @@ class OutputGate:
         restored: ChannelRecords | None = None,
     ) -> None:
         self.partitions = list(partitions)
+        self._main = [partition for partition in self.partitions if partition.tag is None]
+        self._sides = SidePartitions(self.partitions)
         self.batch_size = batch_size
         self.clock = clock
         self.records_out = 0
@@ -237,7 +249,7 @@ class OutputGate:
         """Route records into the channel buffers and send every buffer that became full."""
         self.records_out += len(records)
         size = self.batch_size
-        partitions = self.partitions
+        partitions = self._main
         for partition in partitions:  # all routed before any wait, for overtake()
             partition.partitioner.route(records, partition.buffers)
         for partition in partitions:
@@ -245,6 +257,29 @@ class OutputGate:
                 if len(buffer) >= size:
                     await self._send_full(partition, index)
         if self.buffered_since is None:
+            self.buffered_since = self.clock.now()
+
+    async def emit_with_side(
+        self, records: list[Any], side: Mapping[OutputTag[Any], list[Any]]
+    ) -> None:
+        """Route records to the main output and ``side``'s records to their tags' partitions.
+
+        Everything is routed before any wait, so that ``overtake`` finds the side records
+        of a batch, like its main records, in the buffers; then every buffer that became
+        full is sent. Records without partitions (of a tag, or main) are dropped.
+        """
+        routed, count = self._sides.route(side)
+        self.records_out += count
+        if records and self._main:
+            routed += self._main
+            for partition in self._main:
+                partition.partitioner.route(records, partition.buffers)
+            self.records_out += len(records)
+        for partition in routed:
+            for index, buffer in enumerate(partition.buffers):
+                if len(buffer) >= self.batch_size:
+                    await self._send_full(partition, index)
+        if routed and self.buffered_since is None:
             self.buffered_since = self.clock.now()
 
     async def flush(self) -> None:

@@ -25,6 +25,7 @@ from lockgate.engine.functions import (
     RuntimeContext,
 )
 from lockgate.engine.graph import OperatorKind, OperatorNode
+from lockgate.engine.side_outputs import SideOutputCollector
 from lockgate.engine.state import (
     KeyedSnapshot,
     KeyedStateBackend,
@@ -124,8 +125,11 @@ class Operator:
 
     State is restored when the operator is built, before ``open``; ``capture`` takes the
     consistent copy of it that a checkpoint needs. The operator owns ``keyed_state`` (given,
-    or a heap store): ``close`` closes it.
+    or a heap store): ``close`` closes it. An operator whose side outputs are read is given
+    a ``side_outputs`` collector: the subtask drains it after each batch.
     """
+
+    side_outputs: SideOutputCollector | None = None
 
     def __init__(
         self,
@@ -152,6 +156,10 @@ class Operator:
     def open(self, context: RuntimeContext) -> None:
         """Prepare to process; called once before the first batch."""
         self._initialize_function_state()
+
+    def send_side_outputs_to(self, collector: SideOutputCollector) -> None:
+        """Collect the records this operator sends to side outputs in ``collector``."""
+        self.side_outputs = collector
 
     def capture(self, checkpoint_id: int, *, native: bool = False) -> StateCapture:
         """Take a consistent copy of this operator's state for ``checkpoint_id``.
@@ -296,6 +304,11 @@ class ProcessOperator(Operator):
         """Open the user function, which declares its state."""
         super().open(context)
         self._fn.open(context)
+
+    def send_side_outputs_to(self, collector: SideOutputCollector) -> None:
+        """Let the function's ``ctx.output`` send to ``collector``."""
+        super().send_side_outputs_to(collector)
+        self._context = ProcessContext(self.keyed_state, collector)
 
     def process_batch(self, records: list[Any]) -> list[Any]:
         """Call the function per record under the record's key; collect what it emits."""

@@ -16,6 +16,10 @@ its results are taken, and run through the rest of the chain, each time the loop
 round (its calls ring the doorbell). While it has records it has no room for, the loop does
 not read its head, so backpressure reaches upstream through the bounded channels; control
 messages are still taken. End of input is passed on once every call has been emitted.
+
+The chain's last operator, if its side outputs are read, has a ``SideOutputCollector``: the
+subtask drains it after each batch or async emission into the tail with the main records,
+so both are routed before any wait (an unaligned barrier finds them) and any barrier.
 """
 
 from __future__ import annotations
@@ -118,6 +122,7 @@ class SubtaskActor(Actor[Any]):
             for index, operator in enumerate(operators)
             if isinstance(operator, AsyncWaitOperator)
         ]
+        self._side = operators[-1].side_outputs if operators else None
         self._generators = [
             (index, operator)
             for index, operator in enumerate(operators)
@@ -248,7 +253,9 @@ class SubtaskActor(Actor[Any]):
         for operator, scope in self._stages:
             with scope:
                 records = operator.process_batch(records)
-        if records:
+        if self._side is not None:
+            await self._write_with_side(records)
+        elif records:
             await self.tail.write(records)
 
     async def _poll_unless_holding(self) -> Any:
@@ -281,6 +288,8 @@ class SubtaskActor(Actor[Any]):
             records, watermark = operator.take_ready()
             if records:
                 await self._process_from(index + 1, records)
+            elif self._side:  # failed records bound for a side output, and no result with them
+                await self._write_with_side([])
             if watermark is None:
                 return
             await self._watermark_from(index + 1, watermark)
@@ -336,8 +345,15 @@ class SubtaskActor(Actor[Any]):
             with scope:
                 records = operator.process_batch(records)
             if not records:
-                return
-        await self.tail.write(records)
+                break
+        if self._side is not None:
+            await self._write_with_side(records)
+        elif records:
+            await self.tail.write(records)
+
+    async def _write_with_side(self, records: list[Any]) -> None:
+        assert self._side is not None
+        await self.tail.write_with_side(records, self._side.drain())
 
     async def _finish_when_emptied(self) -> None:
         if not self.finished and all(operator.is_idle for _, operator in self._async):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 from lockgate.engine.checkpointing.channel_state import ChannelRecords
@@ -10,6 +11,7 @@ from lockgate.engine.events import CheckpointBarrier, Watermark, WatermarkStatus
 from lockgate.engine.runtime.gates import OutputGate, SendWaiter
 from lockgate.engine.runtime.operators import StateCapture
 from lockgate.engine.runtime.scope import OperatorScope
+from lockgate.engine.side_outputs import OutputTag
 from lockgate.engine.sinks import SinkWriter
 
 __all__ = ["GateTail", "SinkTail", "Tail"]
@@ -35,6 +37,11 @@ class Tail(Protocol):
 
     async def write(self, records: list[Any]) -> None:
         """Pass records on; may wait (backpressure)."""
+
+    async def write_with_side(
+        self, records: list[Any], side: Mapping[OutputTag[Any], list[Any]]
+    ) -> None:
+        """Pass records on, and each side output's records, all taken in before any wait."""
 
     async def flush(self) -> None:
         """Pass on anything held back for batching."""
@@ -80,6 +87,7 @@ class GateTail:
     def __init__(self, gate: OutputGate) -> None:
         self.gate = gate
         self.write = gate.emit
+        self.write_with_side = gate.emit_with_side
         self.flush = gate.flush
         self.end_input = gate.end_input
 
@@ -162,6 +170,13 @@ class SinkTail:
         with self.scope:
             await self.writer.write(records)
         self.records_out += len(records)
+
+    async def write_with_side(
+        self, records: list[Any], side: Mapping[OutputTag[Any], list[Any]]
+    ) -> None:
+        """Write a batch; a sink operator has no side outputs, so ``side`` is empty."""
+        if records:
+            await self.write(records)
 
     async def flush(self) -> None:
         """A sink writer batches on its own."""

@@ -62,7 +62,11 @@ def test_async_defs_objects_with_an_async_call_and_partials_are_accepted(fn: Any
         ({"timeout": 0}, "timeout must be > 0 seconds, or None for no timeout; got 0"),
         ({"timeout": -1.0}, "timeout must be > 0 seconds"),
         ({"rate_limit": 0}, "rate_limit must be > 0 calls per second"),
-        ({"on_failure": "skip"}, "on_failure must be 'fail', 'retry' or a callable; got 'skip'"),
+        (
+            {"on_failure": "skip"},
+            "on_failure must be 'fail', 'retry', an OutputTag (a side output for failed records) "
+            "or a callable; got 'skip'",
+        ),
         ({"retry": AsyncRetry(attempts=0)}, "retry: attempts must be at least 1; got 0"),
     ],
 )

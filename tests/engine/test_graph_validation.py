@@ -3,7 +3,15 @@ import re
 import pytest
 
 from lockgate.connectors import CollectionSource, CollectSink
-from lockgate.engine import DataStream, GraphError, KeyedProcessFunction, StreamEnvironment
+from lockgate.engine import (
+    DataStream,
+    GraphError,
+    KeyedProcessFunction,
+    OutputTag,
+    StreamEnvironment,
+)
+
+LATE = OutputTag("late")
 
 
 class Running(KeyedProcessFunction[str, int, int]):
@@ -145,3 +153,104 @@ def test_an_environment_accepts_a_batch_size_equal_to_the_channel_capacity():
 def test_an_environment_rejects_a_default_parallelism_above_max_parallelism():
     with pytest.raises(ValueError, match=r"between 1 and max_parallelism \(4\); got 5"):
         StreamEnvironment(parallelism=5, max_parallelism=4)
+
+
+async def lookup(value):
+    return value
+
+
+def split(env: StreamEnvironment) -> DataStream[int]:
+    return numbers(env).key_by(str).process(Running(), uid="split")
+
+
+def test_side_output_of_a_map_is_rejected_naming_it_and_the_operators_that_have_them():
+    env = StreamEnvironment()
+    doubled = numbers(env).map(abs, uid="doubled")
+
+    with plan_fails(
+        "operator 'doubled' (map) has no side outputs; side outputs come from process() "
+        "(ctx.output(tag, value)) and async_map(on_failure=tag)"
+    ):
+        doubled.side_output(LATE)
+
+
+def test_side_output_of_a_source_is_rejected_naming_it():
+    env = StreamEnvironment()
+
+    with plan_fails("operator 'numbers' (source) has no side outputs"):
+        numbers(env).side_output(LATE)
+
+
+def test_side_output_of_a_union_is_rejected_asking_for_it_before_the_union():
+    env = StreamEnvironment()
+    union = split(env).union(numbers(env, uid="more"))
+
+    with plan_fails(
+        "side_output(OutputTag('late')) needs the stream of one operator; got a union of "
+        "'split', 'more'; call side_output() on each stream before union()"
+    ):
+        union.side_output(LATE)
+
+
+def test_side_output_of_a_keyed_stream_is_rejected_asking_for_it_before_key_by():
+    env = StreamEnvironment()
+    keyed = split(env).key_by(str)
+
+    with plan_fails(
+        "side_output(OutputTag('late')) of operator 'split' needs the stream the operator's "
+        "method returned; call side_output() on it before key_by(), rebalance(), broadcast() "
+        "or forward()"
+    ):
+        keyed.side_output(LATE)
+
+
+def test_side_output_of_a_side_output_is_rejected():
+    env = StreamEnvironment()
+    late = split(env).side_output(LATE)
+
+    with plan_fails(
+        "side_output(OutputTag('later')) of operator 'split': this stream is its side output "
+        "OutputTag('late'), which has no side outputs"
+    ):
+        late.side_output(OutputTag("later"))
+
+
+def test_side_output_of_an_async_map_failing_the_job_is_rejected_saying_to_set_on_failure():
+    env = StreamEnvironment()
+    calls = numbers(env).async_map(lookup, uid="calls")
+
+    with plan_fails(
+        "async_map 'calls' sends nothing to side output OutputTag('late'): its on_failure is "
+        "'fail'; give it on_failure=OutputTag('late') to send its failed records there"
+    ):
+        calls.side_output(LATE)
+
+
+def test_side_output_of_an_async_map_is_rejected_for_a_tag_other_than_its_on_failure():
+    env = StreamEnvironment()
+    calls = numbers(env).async_map(lookup, on_failure=OutputTag("failed"), uid="calls")
+
+    with plan_fails("its on_failure is OutputTag('failed'); give it on_failure=OutputTag('late')"):
+        calls.side_output(LATE)
+
+
+def test_side_output_needs_an_output_tag_not_a_name():
+    env = StreamEnvironment()
+
+    with plan_fails("side_output() of 'split' needs an OutputTag; got 'late'"):
+        split(env).side_output("late")  # type: ignore[arg-type]
+
+
+def test_an_operator_read_only_through_a_side_output_reaches_a_sink():
+    env = StreamEnvironment()
+    numbers(env).async_map(lookup, on_failure=LATE, uid="calls").side_output(
+        OutputTag("late")
+    ).sink_to(CollectSink(), uid="failed")
+
+    assert [edge.tag for edge in env.plan().edges] == [LATE]
+
+
+@pytest.mark.parametrize(("name", "error"), [("", ValueError), (3, TypeError)])
+def test_an_output_tag_needs_a_non_empty_name(name: object, error: type[Exception]) -> None:
+    with pytest.raises(error, match="an OutputTag's name must"):
+        OutputTag(name)  # type: ignore[arg-type]

@@ -1,5 +1,5 @@
 from lockgate.connectors import CollectionSource, CollectSink
-from lockgate.engine import DataStream, StreamEnvironment
+from lockgate.engine import DataStream, OutputTag, StreamEnvironment
 from lockgate.engine.graph import Partitioning
 
 
@@ -100,6 +100,47 @@ def test_an_operator_with_two_consumers_is_chained_to_neither():
     source.map(str, uid="text").sink_to(CollectSink(), uid="text-out")
 
     assert chain_uids(env) == [("numbers",), ("abs", "abs-out"), ("text", "text-out")]
+
+
+async def failing(n):
+    raise ValueError(n)
+
+
+FAILED = OutputTag("failed")
+
+
+def test_a_side_output_edge_never_chains_so_its_operator_ends_its_chain():
+    env = StreamEnvironment(parallelism=2)
+    numbers(env).async_map(failing, on_failure=FAILED, uid="calls").side_output(
+        FAILED
+    ).forward().sink_to(CollectSink(), uid="failed")
+
+    plan = env.plan()
+    assert chain_uids(env) == [("numbers", "calls"), ("failed",)]
+    assert [(edge.partitioning, edge.tag) for edge in plan.edges] == [
+        (Partitioning.FORWARD, FAILED)
+    ]
+
+
+def test_an_operator_with_a_main_and_a_side_consumer_is_chained_to_neither():
+    env = StreamEnvironment(parallelism=1)
+    calls = numbers(env).async_map(failing, on_failure=FAILED, uid="calls")
+    calls.sink_to(CollectSink(), uid="out")
+    calls.side_output(FAILED).sink_to(CollectSink(), uid="failed")
+
+    assert chain_uids(env) == [("numbers", "calls"), ("out",), ("failed",)]
+
+
+def test_the_plan_shows_the_tag_of_a_side_output_edge():
+    env = StreamEnvironment(parallelism=2)
+    calls = numbers(env).async_map(failing, on_failure=FAILED, uid="calls")
+    calls.sink_to(CollectSink(), uid="out")
+    calls.side_output(FAILED).key_by(abs).sink_to(CollectSink(), uid="failed")
+
+    assert env.plan().describe().splitlines()[3:] == [
+        "chain 0 --forward--> chain 1",
+        "chain 0 --hash[failed]--> chain 2",
+    ]
 
 
 def test_chain_of_finds_the_chain_running_an_operator():
