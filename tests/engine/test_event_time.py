@@ -13,6 +13,7 @@ from lockgate.connectors import CollectionSource
 from lockgate.engine import (
     GraphError,
     KeyedProcessFunction,
+    OutputTag,
     ProcessContext,
     StreamEnvironment,
     WatermarkStrategy,
@@ -196,3 +197,30 @@ async def test_an_idle_source_stops_holding_back_the_watermark_until_it_reads_ag
     assert below(99) in watermarks
     assert watermarks[-1] == math.inf
     assert log.late_records() == []
+
+
+async def test_failed_records_sent_to_a_side_output_never_cross_a_watermark_either() -> None:
+    latency = random.Random(11)
+
+    async def echo_or_fail(record: int) -> int:
+        await anyio.sleep(latency.random() / 1000)
+        if record // 20 % 5 == 0:  # whole batches fail: segments of side records only
+            raise LookupError(record)
+        return record
+
+    env = StreamEnvironment(batch_size=20, auto_watermark_interval=0.0)
+    results, failed = WatermarkLog(), WatermarkLog()
+    failures = OutputTag[int]("failed")
+    enriched = env.from_source(
+        CollectionSource(range(2000)), uid="numbers", watermark_strategy=MONOTONOUS
+    ).async_map(echo_or_fail, capacity=100, ordered=False, on_failure=failures, uid="echo")
+    enriched.sink_to(results, uid="results")
+    enriched.side_output(failures).sink_to(failed, uid="failed")
+
+    await env.execute("fenced-side")
+
+    assert sorted(failed.records()) == [x for x in range(2000) if x // 20 % 5 == 0]
+    assert sorted(results.records()) == [x for x in range(2000) if x // 20 % 5]
+    assert len(failed.watermarks()) > 50
+    assert failed.late_records() == []
+    assert results.late_records() == []
