@@ -11,21 +11,15 @@ acts on unaligned barriers at the heads of its input channels and on unaligned c
 triggers: it snapshots there and then, and its barrier overtakes the records queued
 downstream, so a barrier crosses a backpressured job without waiting for channels to drain.
 
-An ``async_map`` in the chain (an ``AsyncWaitOperator``) emits nothing when given records:
-its results are taken, and run through the rest of the chain, each time the loop comes
-round (its calls ring the doorbell). While it has records it has no room for, the loop does
-not read its head, so backpressure reaches upstream through the bounded channels; control
-messages are still taken. End of input is passed on once every call has been emitted.
-
-The chain's last operator, if its side outputs are read, has a ``SideOutputCollector``: the
-subtask drains it after each batch or async emission into the tail with the main records,
-so both are routed before any wait (an unaligned barrier finds them) and any barrier.
+Records, watermarks and async results run through the chain in an ``OperatorPipeline``.
+While an async operator holds records it has no room for, the loop does not read its head,
+so backpressure reaches upstream through the bounded channels; control messages are still
+taken. End of input is passed on once every call has been emitted.
 """
 
 from __future__ import annotations
 
 import contextlib
-import math
 from collections import deque
 from dataclasses import dataclass
 from typing import Any
@@ -49,7 +43,6 @@ from lockgate.engine.events import EndOfInput, Watermark, WatermarkStatus
 from lockgate.engine.functions import RuntimeContext
 from lockgate.engine.metrics import SubtaskMetrics
 from lockgate.engine.planning import OperatorChain
-from lockgate.engine.runtime.async_operator import AsyncWaitOperator
 from lockgate.engine.runtime.barrier_aligner import (
     AbortCheckpoint,
     ChannelStateComplete,
@@ -60,11 +53,11 @@ from lockgate.engine.runtime.doorbell_wait import wait_doorbell
 from lockgate.engine.runtime.gil_handoff import HANDOFF
 from lockgate.engine.runtime.heads import Head
 from lockgate.engine.runtime.operators import Operator
+from lockgate.engine.runtime.pipeline import OperatorPipeline
 from lockgate.engine.runtime.scope import OperatorScope, run_with_group
 from lockgate.engine.runtime.subtask_checkpointer import SubtaskCheckpointer
 from lockgate.engine.runtime.subtask_snapshots import SubtaskSnapshots
 from lockgate.engine.runtime.tails import Tail
-from lockgate.engine.runtime.timestamps import TimestampsOperator
 from lockgate.engine.watermarks import MAX_WATERMARK
 
 __all__ = ["SubtaskActor", "SubtaskSettings"]
@@ -117,18 +110,11 @@ class SubtaskActor(Actor[Any]):
         self.finished = False
         self._started = settings.clock.now()
         self._stages = [(operator, self._scope(operator.uid)) for operator in operators]
-        self._async = [
-            (index, operator)
-            for index, operator in enumerate(operators)
-            if isinstance(operator, AsyncWaitOperator)
-        ]
-        self._side = operators[-1].side_outputs if operators else None
-        self._generators = [
-            (index, operator)
-            for index, operator in enumerate(operators)
-            if isinstance(operator, TimestampsOperator)
-        ]
-        self._watermark = -math.inf  # the newest watermark the chain's head delivered
+        self.pipeline = OperatorPipeline(
+            self._stages, tail, settings.clock, watermark_interval=settings.watermark_interval
+        )
+        self._async = bool(self.pipeline.async_stages)
+        self._generators = bool(self.pipeline.generators)
         self._input_ended = False
         self._held_control: deque[Envelope[Any]] = deque()
         self._rung_while_sending = False
@@ -139,7 +125,7 @@ class SubtaskActor(Actor[Any]):
             self._stages,
             tail,
             checkpointer,
-            self._emit_all_ready,
+            self.pipeline.emit_all_ready,
         )
 
     async def on_start(self) -> None:
@@ -159,10 +145,7 @@ class SubtaskActor(Actor[Any]):
     async def _run_in(self, group: TaskGroup) -> None:
         self.snapshots.group = group
         self.head.start(group)
-        for _, operator in self._async:
-            operator.start(group, self.context.doorbell)
-        if self._generators:
-            group.start_soon(self._tick_watermarks)
+        self.pipeline.start(group, self.context.doorbell)
         await self._loop()
 
     async def on_stop(self) -> None:
@@ -196,7 +179,7 @@ class SubtaskActor(Actor[Any]):
             busy_time=max(0.0, elapsed - self.idle_time - backpressured),
             idle_time=self.idle_time,
             backpressured_time=backpressured,
-            async_io=tuple(operator.statistics() for _, operator in self._async),
+            async_io=tuple(operator.statistics() for _, operator in self.pipeline.async_stages),
         )
 
     async def _loop(self) -> None:
@@ -211,14 +194,13 @@ class SubtaskActor(Actor[Any]):
             else:
                 item = None if self._input_ended else self.head.poll()
             if self._generators:
-                await self._emit_due_watermarks()
+                await self.pipeline.emit_due_watermarks()
             if item is None:
                 await tail.flush()
                 await self._wait_idle()
             elif type(item) is list:
-                await self._process(item)
-                if self._generators:
-                    await self._emit_due_watermarks()
+                self.records_in += len(item)
+                await self.pipeline.process(item)
                 HANDOFF.yield_if_lent()
                 since = tail.buffered_since
                 if since is not None and clock.now() - since >= timeout:
@@ -238,25 +220,15 @@ class SubtaskActor(Actor[Any]):
                 reason = CheckpointFailureReason.ALIGNMENT_ABORTED
                 self.checkpointer.decline(checkpoint_id, reason, "a newer barrier arrived")
             case Watermark():
-                await self._on_head_watermark(event)
+                await self.pipeline.on_watermark(event)
             case WatermarkStatus():
-                await self._status_from(-1, event)
+                await self.pipeline.on_status(event)
             case EndOfInput():
-                await self._on_head_watermark(MAX_WATERMARK)
+                await self.pipeline.on_watermark(MAX_WATERMARK)
                 self._input_ended = True
                 await self._finish_when_emptied()
                 if not self.finished:  # async calls still in flight
                     self.checkpointer.tell_coordinator(SubtaskInputEnded(self.settings.subtask_id))
-
-    async def _process(self, records: list[Any]) -> None:
-        self.records_in += len(records)
-        for operator, scope in self._stages:
-            with scope:
-                records = operator.process_batch(records)
-        if self._side is not None:
-            await self._write_with_side(records)
-        elif records:
-            await self.tail.write(records)
 
     async def _poll_unless_holding(self) -> Any:
         if not self._holds_input():
@@ -266,97 +238,15 @@ class SubtaskActor(Actor[Any]):
         return None
 
     def _holds_input(self) -> bool:
-        return self._input_ended or any(operator.has_backlog for _, operator in self._async)
+        return self._input_ended or self.pipeline.has_backlog
 
     async def _emit_async_results(self) -> None:
-        # An operator's results wait while a later async operator has a backlog, so that
-        # what one chain holds stays bounded by the operators' capacities.
-        stages = self._async
-        for position, (index, operator) in enumerate(stages):
-            if any(later.has_backlog for _, later in stages[position + 1 :]):
-                break
-            await self._emit_ready_of(index, operator)
+        await self.pipeline.emit_async_results()
         if self._input_ended:
             await self._finish_when_emptied()
 
-    async def _emit_all_ready(self) -> None:
-        for index, operator in self._async:
-            await self._emit_ready_of(index, operator)
-
-    async def _emit_ready_of(self, index: int, operator: AsyncWaitOperator) -> None:
-        while True:
-            records, watermark = operator.take_ready()
-            if records:
-                await self._process_from(index + 1, records)
-            elif self._side:  # failed records bound for a side output, and no result with them
-                await self._write_with_side([])
-            if watermark is None:
-                return
-            await self._watermark_from(index + 1, watermark)
-
-    async def _on_head_watermark(self, watermark: Watermark) -> None:
-        if watermark.timestamp > self._watermark:
-            self._watermark = watermark.timestamp
-            await self._watermark_from(0, watermark)
-
-    async def _watermark_from(self, start: int, watermark: Watermark) -> None:
-        # Each operator from ``start`` on takes the watermark, emits what it makes due, and
-        # passes it on, unless it holds it back (an async operator's fence, passed on later).
-        stages = self._stages
-        for position in range(start, len(stages)):
-            operator, scope = stages[position]
-            with scope:
-                records, passed = operator.process_watermark(watermark)
-            if records:
-                await self._process_from(position + 1, records)
-            if passed is None:
-                return
-            watermark = passed
-        await self.tail.emit_watermark(watermark)
-
-    async def _emit_due_watermarks(self) -> None:
-        now, interval = self.settings.clock.now(), self.settings.watermark_interval
-        for index, operator in self._generators:
-            if (status := operator.take_status(now)) is not None:
-                await self._status_from(index, status)
-            if (watermark := operator.take_due(now, interval)) is not None:
-                await self._watermark_from(index + 1, watermark)
-
-    async def _tick_watermarks(self) -> None:
-        # Flink's periodic emission: a timer every auto_watermark_interval lets a watermark
-        # that advanced leave, and idleness be noticed, while no record comes.
-        period = self.settings.watermark_interval or min(
-            (t for _, operator in self._generators if (t := operator.idle_timeout) is not None),
-            default=None,
-        )
-        if period is None:
-            return
-        while True:
-            await self.settings.clock.sleep(period)
-            self.context.doorbell.ring()
-
-    async def _status_from(self, index: int, status: WatermarkStatus) -> None:
-        # Operators pass statuses straight on; a later generator replaces them with its own.
-        if all(position <= index for position, _ in self._generators):
-            await self.tail.emit_status(status)
-
-    async def _process_from(self, start: int, records: list[Any]) -> None:
-        for operator, scope in self._stages[start:]:
-            with scope:
-                records = operator.process_batch(records)
-            if not records:
-                break
-        if self._side is not None:
-            await self._write_with_side(records)
-        elif records:
-            await self.tail.write(records)
-
-    async def _write_with_side(self, records: list[Any]) -> None:
-        assert self._side is not None
-        await self.tail.write_with_side(records, self._side.drain())
-
     async def _finish_when_emptied(self) -> None:
-        if not self.finished and all(operator.is_idle for _, operator in self._async):
+        if not self.finished and self.pipeline.is_idle:
             await self._finish()
 
     async def _finish(self) -> None:

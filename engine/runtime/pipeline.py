@@ -1,0 +1,183 @@
+"""OperatorPipeline: how records, watermarks and async results run through a subtask's chain.
+
+The data path of a ``SubtaskActor``, apart from its loop and control messages: a batch from
+the head runs through every chained operator, one plain call each, and what is left goes to
+the tail. An ``async_map`` (an ``AsyncWaitOperator``) emits nothing when given records; its
+results run through the rest of the chain when the subtask takes them. A watermark goes
+through the operators in order and leaves through the tail, unless an operator holds it
+back (an async operator's fence) and passes it on later. A ``TimestampsOperator`` replaces
+upstream watermarks with its own, which leave at most every ``watermark_interval`` seconds.
+
+The chain's last operator, if its side outputs are read, has a ``SideOutputCollector``: it
+is drained into the tail with the main records after each batch or async emission, so
+both are routed before any wait (an unaligned barrier finds them) and before any barrier or
+watermark.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from anyio.abc import TaskGroup
+
+from lockgate.actors import Doorbell
+from lockgate.engine.clock import Clock
+from lockgate.engine.events import Watermark, WatermarkStatus
+from lockgate.engine.runtime.async_operator import AsyncWaitOperator
+from lockgate.engine.runtime.operators import Operator
+from lockgate.engine.runtime.scope import OperatorScope
+from lockgate.engine.runtime.tails import Tail
+from lockgate.engine.runtime.timestamps import TimestampsOperator
+
+__all__ = ["OperatorPipeline", "Stage"]
+
+Stage = tuple[Operator, OperatorScope]
+"""A chained operator, and the scope that names it in errors."""
+
+
+class OperatorPipeline:
+    """Runs a subtask's batches, watermarks and async results through its chained operators.
+
+    Records keep their order through the chain; a watermark leaves after every record that
+    came before it, and before any that came after.
+    """
+
+    def __init__(
+        self, stages: list[Stage], tail: Tail, clock: Clock, *, watermark_interval: float
+    ) -> None:
+        self.stages = stages
+        self.tail = tail
+        self.clock = clock
+        self.watermark_interval = watermark_interval
+        operators = [operator for operator, _ in stages]
+        self.async_stages = [
+            (index, op) for index, op in enumerate(operators) if isinstance(op, AsyncWaitOperator)
+        ]
+        self.generators = [
+            (index, op) for index, op in enumerate(operators) if isinstance(op, TimestampsOperator)
+        ]
+        self._side = operators[-1].side_outputs if operators else None
+        self._watermark = -math.inf  # the newest watermark the chain's head delivered
+
+    def start(self, group: TaskGroup, doorbell: Doorbell) -> None:
+        """Start the async operators' calls and the watermark timer in ``group``."""
+        for _, operator in self.async_stages:
+            operator.start(group, doorbell)
+        if self.generators:
+            group.start_soon(self._tick_watermarks, doorbell)
+
+    @property
+    def has_backlog(self) -> bool:
+        """Whether an async operator holds records it has no room for: read no input."""
+        return any(operator.has_backlog for _, operator in self.async_stages)
+
+    @property
+    def is_idle(self) -> bool:
+        """Whether no async operator holds a record or a watermark."""
+        return all(operator.is_idle for _, operator in self.async_stages)
+
+    async def process(self, records: list[Any]) -> None:
+        """Run a batch from the head through every operator to the tail."""
+        for operator, scope in self.stages:
+            with scope:
+                records = operator.process_batch(records)
+        await self._write(records)
+
+    async def emit_async_results(self) -> None:
+        """Run what async operators have ready through the rest of the chain.
+
+        An operator's results wait while a later async operator has a backlog, so that what
+        one chain holds stays bounded by the operators' capacities.
+        """
+        stages = self.async_stages
+        for position, (index, operator) in enumerate(stages):
+            if any(later.has_backlog for _, later in stages[position + 1 :]):
+                return
+            await self._emit_ready_of(index, operator)
+
+    async def emit_all_ready(self) -> None:
+        """Run everything async operators have ready through the chain (before a barrier)."""
+        for index, operator in self.async_stages:
+            await self._emit_ready_of(index, operator)
+
+    async def on_watermark(self, watermark: Watermark) -> None:
+        """Take a watermark from the head (ignored unless it advances)."""
+        if watermark.timestamp > self._watermark:
+            self._watermark = watermark.timestamp
+            await self._watermark_from(0, watermark)
+
+    async def on_status(self, status: WatermarkStatus) -> None:
+        """Take a watermark status from the head."""
+        await self._status_from(-1, status)
+
+    async def emit_due_watermarks(self) -> None:
+        """Let the generators' statuses and watermarks leave when they are due."""
+        now, interval = self.clock.now(), self.watermark_interval
+        for index, operator in self.generators:
+            if (status := operator.take_status(now)) is not None:
+                await self._status_from(index, status)
+            if (watermark := operator.take_due(now, interval)) is not None:
+                await self._watermark_from(index + 1, watermark)
+
+    async def _emit_ready_of(self, index: int, operator: AsyncWaitOperator) -> None:
+        while True:
+            records, watermark = operator.take_ready()
+            if records:
+                await self._process_from(index + 1, records)
+            elif self._side:  # failed records bound for a side output, and no result with them
+                await self._write([])
+            if watermark is None:
+                return
+            await self._watermark_from(index + 1, watermark)
+
+    async def _process_from(self, start: int, records: list[Any]) -> None:
+        for operator, scope in self.stages[start:]:
+            with scope:
+                records = operator.process_batch(records)
+            if not records:
+                break
+        await self._write(records)
+
+    async def _write(self, records: list[Any]) -> None:
+        if self._side is not None:
+            await self.tail.write_with_side(records, self._side.drain())
+        elif records:
+            await self.tail.write(records)
+
+    async def _watermark_from(self, start: int, watermark: Watermark) -> None:
+        # Each operator from ``start`` on takes the watermark, emits what it makes due, and
+        # passes it on, unless it holds it back (an async operator's fence, passed on later).
+        stages = self.stages
+        for position in range(start, len(stages)):
+            operator, scope = stages[position]
+            with scope:
+                records, passed = operator.process_watermark(watermark)
+            if records:
+                await self._process_from(position + 1, records)
+            if passed is None:
+                return
+            watermark = passed
+        await self.tail.emit_watermark(watermark)
+
+    async def _status_from(self, index: int, status: WatermarkStatus) -> None:
+        # Operators pass statuses straight on; a later generator replaces them with its own.
+        if all(position <= index for position, _ in self.generators):
+            await self.tail.emit_status(status)
+
+    async def _tick_watermarks(self, doorbell: Doorbell) -> None:
+        # Flink's periodic emission: a timer every auto_watermark_interval lets a watermark
+        # that advanced leave, and idleness be noticed, while no record comes.
+        period = self.watermark_interval or min(
+            (t for _, operator in self.generators if (t := operator.idle_timeout) is not None),
+            default=None,
+        )
+        if period is None:
+            return
+        while True:
+            await self.clock.sleep(period)
+            doorbell.ring()
+
+    def __repr__(self) -> str:
+        uids = " -> ".join(operator.uid for operator, _ in self.stages)
+        return f"<OperatorPipeline {uids or '(no operators)'} watermark={self._watermark}>"
