@@ -24,10 +24,11 @@ from lockgate.engine.partitioning import (
 from lockgate.engine.planning import ChainEdge, ExecutionPlan, OperatorChain
 from lockgate.engine.runtime.async_operator import AsyncWaitOperator
 from lockgate.engine.runtime.barrier_aligner import AlignmentMode, BarrierAligner
-from lockgate.engine.runtime.gates import InputGate, OutputGate, OutputPartition
 from lockgate.engine.runtime.heads import GateHead, Head, SourceHead
 from lockgate.engine.runtime.input_channel_state import InputChannelState
+from lockgate.engine.runtime.input_gate import InputGate
 from lockgate.engine.runtime.operators import Operator, create_operator
+from lockgate.engine.runtime.output_gate import OutputGate, OutputPartition
 from lockgate.engine.runtime.scope import OperatorScope
 from lockgate.engine.runtime.subtask import SubtaskActor, SubtaskSettings
 from lockgate.engine.runtime.subtask_checkpointer import CheckpointContext, SubtaskCheckpointer

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from lockgate.engine.side_outputs import OutputTag
 
 if TYPE_CHECKING:
-    from lockgate.engine.runtime.gates import OutputPartition
+    from lockgate.engine.runtime.output_gate import OutputPartition
 
 __all__ = ["SidePartitions"]
 

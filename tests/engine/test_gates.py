@@ -11,7 +11,8 @@ from lockgate.engine.runtime.barrier_aligner import (
     BarrierAligner,
     TriggerSnapshot,
 )
-from lockgate.engine.runtime.gates import InputGate, OutputGate, OutputPartition
+from lockgate.engine.runtime.input_gate import InputGate
+from lockgate.engine.runtime.output_gate import OutputGate, OutputPartition
 
 
 def aligner(channels: int) -> BarrierAligner:

@@ -10,7 +10,7 @@ from lockgate.engine import CheckpointBarrier, EndOfInput, ManualClock, OutputTa
 from lockgate.engine.checkpointing.channel_state import ChannelId
 from lockgate.engine.events import ChannelItem, SnapshotOptions, item_size
 from lockgate.engine.partitioning import ForwardPartitioner
-from lockgate.engine.runtime.gates import OutputGate, OutputPartition
+from lockgate.engine.runtime.output_gate import OutputGate, OutputPartition
 
 LATE, EARLY = OutputTag("late"), OutputTag("early")
 MAIN_KEY, LATE_KEY = ChannelId(0, 0, 0), ChannelId(1, 0, 0)

@@ -19,8 +19,9 @@ from lockgate.engine.runtime.barrier_aligner import (
     ChannelStateComplete,
     TriggerUnalignedSnapshot,
 )
-from lockgate.engine.runtime.gates import InputGate, OutputGate, OutputPartition
 from lockgate.engine.runtime.input_channel_state import InputChannelState
+from lockgate.engine.runtime.input_gate import InputGate
+from lockgate.engine.runtime.output_gate import OutputGate, OutputPartition
 
 UNALIGNED = SnapshotOptions(unaligned=True)
 BARRIER = CheckpointBarrier(1, 0.0, UNALIGNED)
