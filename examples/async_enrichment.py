@@ -1,10 +1,12 @@
 """Async enrichment: look up each event's user in an HTTP service, thousands of calls at once.
 
-A local profile service (aiohttp, in this process) answers ``GET /users/<id>`` after 0.5 s.
-The job reads purchase events, enriches each with its user's profile through
-``async_map(capacity=2000, timeout=..., retry=...)`` and writes the enriched events, exactly
-once, to JSON-lines part files (a ``FileSink``), checkpointing every 0.2 s. While the service
-is slow the operator keeps up to 2,000 requests in flight and stops reading new events.
+A local profile service (aiohttp, in this process) answers ``GET /users/<id>`` after 0.5 s,
+with 404 for the users it does not know. The job reads purchase events, enriches each with
+its user's profile through ``async_map(capacity=2000, timeout=..., retry=...)`` and writes the
+enriched events, exactly once, to JSON-lines part files (a ``FileSink``), checkpointing every
+0.2 s. While the service is slow the operator keeps up to 2,000 requests in flight and stops
+reading new events. Connection errors and timeouts are retried; an unknown user is not: its
+event goes to the side output ``UNKNOWN_USERS`` (``on_failure=``), written to a second sink.
 
 Run it with ``python examples/async_enrichment.py [--events N] [--output DIR]``; it prints
 what it committed and the most requests the service saw at once. Needs aiohttp (extra
@@ -27,13 +29,25 @@ import orjson
 from aiohttp import web
 
 from lockgate.connectors import CollectionSource, FileSink
-from lockgate.engine import AsyncRetry, StreamEnvironment, run
+from lockgate.engine import AsyncRetry, OutputTag, StreamEnvironment, run
 
 USERS = 500
 COUNTRIES = ("NL", "DE", "FR", "BE", "DK")
 TIERS = ("basic", "plus", "gold")
 
 Event = tuple[int, int, int]  # event id, user id, amount in cents
+
+UNKNOWN_USERS = OutputTag[Event]("unknown-users")
+"""Where events whose user the service does not know go."""
+
+
+class UnknownUser(LookupError):
+    """The profile service has no such user (HTTP 404): asking again will not help."""
+
+
+def is_known(user: int) -> bool:
+    """Whether the service knows ``user`` (one user in fifty it does not)."""
+    return user % 50 != 49
 
 
 def events(count: int) -> list[Event]:
@@ -63,7 +77,10 @@ class ProfileService:
             await asyncio.sleep(self.latency)
         finally:
             self.in_flight -= 1
-        return web.json_response(profile(int(request.match_info["user"])))
+        user = int(request.match_info["user"])
+        if not is_known(user):
+            raise web.HTTPNotFound(text=f"no user {user}")
+        return web.json_response(profile(user))
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[str]:
@@ -91,6 +108,8 @@ class Enrich:
     async def __call__(self, event: Event) -> dict[str, Any]:
         event_id, user, amount = event
         async with self.session.get(f"{self.base}/users/{user}") as response:
+            if response.status == 404:
+                raise UnknownUser(user)
             response.raise_for_status()
             found = await response.json()
         return {"event": event_id, "amount": amount, **found}
@@ -100,6 +119,7 @@ class Summary(NamedTuple):
     """What a run committed, and how busy the service was."""
 
     enriched: list[dict[str, Any]]
+    unknown: list[Event]
     requests: int
     peak_in_flight: int
 
@@ -109,26 +129,33 @@ async def enrich(
 ) -> Summary:
     """Enrich ``count`` events into part files in ``output``; return what was committed."""
     service = ProfileService(latency)
-    sink = FileSink(output, format="jsonl")
+    sink = FileSink(output / "enriched", format="jsonl")
+    unknown = FileSink(output / "unknown-users", format="jsonl")
     async with service.running() as base:
         connector = aiohttp.TCPConnector(limit=capacity)
         async with aiohttp.ClientSession(connector=connector) as session:
             env = StreamEnvironment(parallelism=1)
             env.enable_checkpointing(0.2)
-            (
-                env.from_source(CollectionSource(events(count)), uid="purchases")
-                .async_map(
-                    Enrich(session, base),
-                    capacity=capacity,
-                    timeout=10.0,
-                    retry=AsyncRetry(attempts=3, initial_backoff=0.05),
-                    uid="enrich",
-                )
-                .sink_to(sink, uid="enriched")
+            enriched = env.from_source(CollectionSource(events(count)), uid="purchases").async_map(
+                Enrich(session, base),
+                capacity=capacity,
+                timeout=10.0,
+                retry=AsyncRetry(
+                    attempts=3,
+                    initial_backoff=0.05,
+                    retry_on=lambda error: not isinstance(error, UnknownUser),
+                ),
+                on_failure=UNKNOWN_USERS,
+                uid="enrich",
             )
+            enriched.sink_to(sink, uid="enriched")
+            enriched.side_output(UNKNOWN_USERS).sink_to(unknown, uid="unknown-users")
             await env.execute("async-enrichment")
-    enriched = await anyio.to_thread.run_sync(committed, sink)
-    return Summary(enriched, service.requests, service.peak_in_flight)
+    written = await anyio.to_thread.run_sync(committed, sink)
+    rejected = await anyio.to_thread.run_sync(committed, unknown)
+    return Summary(
+        written, [tuple(event) for event in rejected], service.requests, service.peak_in_flight
+    )
 
 
 def committed(sink: FileSink) -> list[dict[str, Any]]:
@@ -157,6 +184,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     for record in summary.enriched:
         by_tier[record["tier"]] = by_tier.get(record["tier"], 0) + record["amount"]
     print(f"enriched and committed {len(summary.enriched):,} of {args.events:,} events")
+    print(f"unknown users: {len(summary.unknown):,} events, in the side output")
     print(f"service: {summary.requests:,} requests, at most {summary.peak_in_flight:,} at once")
     for tier, cents in sorted(by_tier.items()):
         print(f"  {tier:<5} {cents / 100:>12,.2f}")

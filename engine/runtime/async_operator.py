@@ -277,7 +277,7 @@ class AsyncWaitOperator(Operator):
             try:
                 return [await self._attempt(record, attempt)]
             except Exception as error:
-                if attempt == retry.attempts:
+                if not retry.retries(error, attempt):
                     return self._give_up(record, error)
             self._counts.retries += 1
             await self.clock.sleep(retry.backoff(attempt, self._random.random()))

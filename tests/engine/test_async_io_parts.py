@@ -101,3 +101,17 @@ async def test_call_deadlines_cancel_only_the_calls_whose_deadline_passed() -> N
         group.cancel_scope.cancel()
 
     assert (first.expired, second.expired) == (True, False)
+
+
+def test_a_retry_predicate_stops_retrying_the_errors_it_rejects() -> None:
+    retry = AsyncRetry(attempts=3, retry_on=lambda error: not isinstance(error, LookupError))
+
+    assert retry.retries(TimeoutError(), attempt=1)
+    assert not retry.retries(LookupError("no such user"), attempt=1)
+    assert not retry.retries(TimeoutError(), attempt=3)
+
+
+def test_a_retry_predicate_that_is_not_callable_is_a_problem() -> None:
+    problems = AsyncRetry(retry_on="LookupError").problems()  # type: ignore[arg-type]
+
+    assert problems == ["retry_on must be a callable (error) -> bool, or None; got 'LookupError'"]

@@ -167,6 +167,29 @@ async def test_a_fallback_comes_after_the_retries_and_may_emit_nothing() -> None
     assert [len(flaky.attempts[r]) for r in range(3)] == [2, 2, 2]
 
 
+async def test_a_retry_predicate_sends_permanent_errors_to_the_fallback_without_retrying() -> None:
+    calls: dict[int, int] = defaultdict(int)
+
+    async def lookup(record: int) -> int:
+        calls[record] += 1
+        if record % 2:
+            raise LookupError(f"no user {record}")
+        if calls[record] == 1:
+            raise ConnectionError("try again")
+        return record
+
+    retry = AsyncRetry(
+        attempts=3, initial_backoff=0.0, retry_on=lambda e: not isinstance(e, LookupError)
+    )
+    env, sink = job(lookup, 4, retry=retry, on_failure=lambda record, error: [-record])
+
+    result = await env.execute("predicate")
+
+    assert sink.results == [0, -1, 2, -3]
+    assert dict(calls) == {0: 2, 1: 1, 2: 2, 3: 1}
+    assert result.metrics.async_io("calls")[0].retries == 2
+
+
 async def test_the_rate_limit_spaces_call_starts_on_the_clock_after_a_burst() -> None:
     clock = ManualClock()
     starts: list[float] = []

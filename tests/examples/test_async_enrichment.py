@@ -5,17 +5,24 @@ from pathlib import Path
 from .test_examples import load
 
 
-async def test_every_event_is_enriched_and_committed_exactly_once(tmp_path: Path) -> None:
+async def test_every_event_is_enriched_or_set_aside_and_committed_exactly_once(
+    tmp_path: Path,
+) -> None:
     example = load("async_enrichment")
 
     summary = await example.enrich(3_000, tmp_path, capacity=1_000, latency=0.05)
 
+    events = example.events(3_000)
     expected = [
         {"event": event, "amount": amount, **example.profile(user)}
-        for event, user, amount in example.events(3_000)
+        for event, user, amount in events
+        if example.is_known(user)
     ]
     assert sorted(summary.enriched, key=lambda record: record["event"]) == expected
-    assert len(summary.enriched) == 3_000
+    unknown = [event for event in events if not example.is_known(event[1])]
+    assert sorted(summary.unknown) == unknown
+    assert len(unknown) == 60
+    assert summary.requests == 3_000  # an unknown user is asked for once, not retried
 
 
 async def test_the_service_sees_hundreds_of_requests_at_once_but_never_more_than_capacity(
