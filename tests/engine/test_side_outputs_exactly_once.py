@@ -25,8 +25,7 @@ from lockgate.engine.testing import AwaitCheckpoint, FailOnce
 
 from .checkpoint_jobs import cancel_and_wait
 from .savepoint_jobs import Topic, TopicSource
-from .test_unaligned_restore import GatedCollectSink
-from .unaligned_jobs import SlowCollectSink
+from .unaligned_jobs import GatedCollectSink, SlowCollectSink, filled_topic, trigger
 
 ODD = OutputTag[int]("odd")
 FAILED = OutputTag[int]("failed")
@@ -157,22 +156,12 @@ def side_job(topic: Topic, sink: CollectSink[Any], storage: MemoryCheckpointStor
     return env
 
 
-def filled_topic() -> Topic:
-    topic = Topic(partitions=2)
-    topic.append(range(RESTORED), partition_of=lambda n: n)
-    return topic
-
-
-async def trigger(job: Any, completed: list[CompletedCheckpoint]) -> None:
-    completed.append(await job.trigger_checkpoint())
-
-
 async def checkpoint_of_a_full_side_edge(
     storage: MemoryCheckpointStorage,
 ) -> tuple[CompletedCheckpoint, StreamEnvironment]:
     """Run until the side sink's channels are full, take an unaligned checkpoint, cancel."""
     sink = GatedCollectSink()
-    env = side_job(filled_topic(), sink, storage)
+    env = side_job(filled_topic(RESTORED), sink, storage)
     completed: list[CompletedCheckpoint] = []
     with anyio.fail_after(10):
         async with env.start("side") as job:
@@ -206,7 +195,7 @@ async def test_an_unaligned_checkpoint_of_a_full_side_edge_restores_each_record_
     storage = MemoryCheckpointStorage()
     checkpoint, env = await checkpoint_of_a_full_side_edge(storage)
     in_flight = await side_edge_records(env, storage, checkpoint)
-    topic = filled_topic()
+    topic = filled_topic(RESTORED)
     topic.close()
     sink: CollectSink[Any] = CollectSink()
 

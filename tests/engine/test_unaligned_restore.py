@@ -17,7 +17,6 @@ import pytest
 from lockgate.connectors import CollectSink
 from lockgate.engine import (
     CompletedCheckpoint,
-    JobClient,
     MemoryCheckpointStorage,
     RestoreError,
     StreamEnvironment,
@@ -25,22 +24,9 @@ from lockgate.engine import (
 
 from .checkpoint_jobs import cancel_and_wait
 from .savepoint_jobs import Topic, TopicSource
+from .unaligned_jobs import GatedCollectSink, filled_topic, trigger
 
 RECORDS, BATCH, CAPACITY = 3_000, 16, 64
-
-
-class GatedCollectSink(CollectSink[Any]):
-    """A ``CollectSink`` whose writes wait until ``release`` is set: the job backs up."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.writing = anyio.Event()
-        self.release = anyio.Event()
-
-    async def write(self, txn: Any, records: list[Any]) -> None:
-        self.writing.set()
-        await self.release.wait()
-        await super().write(txn, records)
 
 
 def tagging_job(
@@ -62,16 +48,6 @@ def tagging_job(
         .sink_to(sink, uid="out", parallelism=tags)
     )
     return env
-
-
-def filled_topic() -> Topic:
-    topic = Topic(partitions=2)
-    topic.append(range(RECORDS), partition_of=lambda n: n)
-    return topic
-
-
-async def trigger(job: JobClient, completed: list[CompletedCheckpoint]) -> None:
-    completed.append(await job.trigger_checkpoint())
 
 
 async def checkpoint_of_full_channels(

@@ -13,12 +13,15 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import anyio
 import anyio.lowlevel
 
 from lockgate.connectors import CollectionSource, CollectSink
 from lockgate.engine import (
+    CompletedCheckpoint,
     FunctionInitializationContext,
     FunctionSnapshotContext,
+    JobClient,
     KeyedProcessFunction,
     ProcessContext,
     RestartStrategy,
@@ -26,6 +29,8 @@ from lockgate.engine import (
     WatermarkStrategy,
 )
 from lockgate.engine.testing import AwaitCheckpoint, FailOnce
+
+from .savepoint_jobs import Topic
 
 SOURCES = 3
 SEQUENCE = 6_000  # records per source
@@ -183,3 +188,29 @@ def ordered_sequence_job(
         .sink_to(sink, uid="out")
     )
     return env
+
+
+class GatedCollectSink(CollectSink[Any]):
+    """A ``CollectSink`` whose writes wait until ``release`` is set: the job backs up."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writing = anyio.Event()
+        self.release = anyio.Event()
+
+    async def write(self, txn: Any, records: list[Any]) -> None:
+        self.writing.set()
+        await self.release.wait()
+        await super().write(txn, records)
+
+
+def filled_topic(records: int = 3_000) -> Topic:
+    """A topic of two partitions holding ``0 .. records - 1``, even numbers in the first."""
+    topic = Topic(partitions=2)
+    topic.append(range(records), partition_of=lambda n: n)
+    return topic
+
+
+async def trigger(job: JobClient, completed: list[CompletedCheckpoint]) -> None:
+    """Trigger a checkpoint of ``job``; append it to ``completed`` once it completes."""
+    completed.append(await job.trigger_checkpoint())
