@@ -69,6 +69,7 @@ from lockgate.engine.state import (
     ValueStateDescriptor,
 )
 from lockgate.engine.stream import DataStream, DataStreamSink, KeyedStream
+from lockgate.engine.timers import TimeDomain, TimerService
 from lockgate.engine.watermarks import WatermarkStrategy
 
 __all__ = [
@@ -107,6 +108,8 @@ __all__ = [
     "RestartStrategy",
     "IncompatibleState",
     "RestoreError",
+    "TimeDomain",
+    "TimerService",
     "TwoPhaseCommitSink",
     "TwoPhaseCommitWriter",
     "CheckpointBarrier",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar, overload, runtime_checkable
 
@@ -25,6 +25,7 @@ from lockgate.engine.state import (
     ValueState,
     ValueStateDescriptor,
 )
+from lockgate.engine.timers import TimeDomain, TimerService
 
 __all__ = [
     "AggregateFunction",
@@ -146,22 +147,39 @@ class CheckpointedFunction(Protocol):
 
 
 class ProcessContext(Generic[K]):
-    """What ``process_element`` is given besides the record: its key, the watermark, side outputs.
+    """What ``process_element`` and ``on_timer`` are given: the key, time, timers, side outputs.
 
-    The key is the one keyed state is scoped to while the record is processed. The
-    watermark is the operator's event time: no record at or below it will come. ``output``
-    sends a record to a side output; it leaves the operator with the records the function
-    returns for the same input, before any barrier that follows that input.
+    The key is the one keyed state is scoped to while the record (or timer) is processed.
+    The watermark is the operator's event time: no record at or below it will come.
+    ``timer_service()`` registers event-time and processing-time timers for the key;
+    ``time_domain`` says which one fired while ``on_timer`` runs (``None`` otherwise).
+    ``output`` sends a record to a side output; it leaves the operator with the records the
+    function returns for the same input, before any barrier that follows that input.
     """
 
-    __slots__ = ("_side_outputs", "_store", "watermark")
+    __slots__ = ("_side_outputs", "_store", "_timers", "time_domain", "watermark")
 
     def __init__(
-        self, store: KeyedStateBackend, side_outputs: SideOutputCollector | None = None
+        self,
+        store: KeyedStateBackend,
+        side_outputs: SideOutputCollector | None = None,
+        timers: Callable[[], TimerService] | None = None,
     ) -> None:
         self._store = store
         self.watermark = -math.inf
         self._side_outputs = side_outputs
+        self._timers = timers
+        self.time_domain: TimeDomain | None = None
+
+    def timer_service(self) -> TimerService:
+        """Return the service that reads time and sets timers for the current key.
+
+        Raises:
+            RuntimeError: outside a keyed process function's operator.
+        """
+        if self._timers is None:
+            raise RuntimeError("timers are only available in a keyed process function")
+        return self._timers()
 
     def get_current_key(self) -> K:
         """Return the key of the record being processed."""
@@ -192,8 +210,9 @@ class KeyedProcessFunction(Generic[K, I, O]):
     ``context.get_state(ValueStateDescriptor(...))`` or another keyed state descriptor.
     ``process_element`` runs for each record with the state scoped to the record's key, and
     returns (or yields) the records to emit; returning ``None`` emits nothing; it may also
-    send records to side outputs with ``ctx.output(tag, value)``. ``close`` runs once at the
-    end.
+    send records to side outputs with ``ctx.output(tag, value)`` and set timers with
+    ``ctx.timer_service()``. ``on_timer`` runs under a timer's key when it fires, and emits
+    the same way. ``close`` runs once at the end.
     """
 
     def open(self, context: RuntimeContext) -> None:
@@ -202,6 +221,13 @@ class KeyedProcessFunction(Generic[K, I, O]):
     def process_element(self, value: I, ctx: ProcessContext[K]) -> Iterable[O] | None:
         """Handle one record; return or yield the records to emit (``ctx.output`` for sides)."""
         raise NotImplementedError(f"{type(self).__name__} must implement process_element")
+
+    def on_timer(self, timestamp: float, ctx: ProcessContext[K]) -> Iterable[O] | None:
+        """Handle a timer of the current key that fired; return or yield records to emit.
+
+        ``ctx.time_domain`` says whether the watermark or the clock reached ``timestamp``.
+        """
+        return None
 
     def close(self) -> None:
         """Release resources."""

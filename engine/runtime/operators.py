@@ -14,7 +14,7 @@ from typing import Any
 
 from lockgate.engine.checkpointing.channel_state import ChannelRecords
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot
-from lockgate.engine.clock import Clock
+from lockgate.engine.clock import Clock, SystemClock
 from lockgate.engine.events import Watermark
 from lockgate.engine.functions import (
     CheckpointedFunction,
@@ -36,6 +36,7 @@ from lockgate.engine.state import (
     ValueStateDescriptor,
 )
 from lockgate.engine.state.native_snapshot import NativeSnapshots
+from lockgate.engine.timers import TIMER_STATES, KeyedTimers, TimeDomain, TimerQueue, TimerService
 
 __all__ = ["Operator", "StateCapture", "create_operator", "own_copy", "with_channel_state"]
 
@@ -293,12 +294,52 @@ class ProcessOperator(Operator):
         super().__init__(node, restored, clock, keyed_state=keyed_state)
         self._fn: KeyedProcessFunction[Any, Any, Any] = self.function
         self._key_of = _key_selector(node)
-        self._context: ProcessContext[Any] = ProcessContext(self.keyed_state)
+        self._clock: Clock = clock or SystemClock()
+        self._timers: KeyedTimers | None = None
+        self._timer_service: TimerService | None = None
+        self._context: ProcessContext[Any] = ProcessContext(self.keyed_state, timers=self._service)
+        if restored is not None and TIMER_STATES & set(restored.kinds):
+            self._service()  # the restored timers fire without a new registration
 
     def process_watermark(self, watermark: Watermark) -> tuple[list[Any], Watermark | None]:
-        """Let the function read the new watermark (``ctx.current_watermark()``); pass it on."""
+        """Fire the event-time timers the watermark reached, then pass it on."""
         self._context.watermark = watermark.timestamp
-        return [], watermark
+        if self._timers is None:
+            return [], watermark
+        event_time = self._timers.event_time
+        return self._fire(event_time, watermark.timestamp, TimeDomain.EVENT_TIME), watermark
+
+    def fire_processing_timers(self, now: float) -> list[Any]:
+        """Fire the processing-time timers the clock reached; return what they emit."""
+        if self._timers is None:
+            return []
+        return self._fire(self._timers.processing_time, now, TimeDomain.PROCESSING_TIME)
+
+    def next_processing_timer(self) -> float | None:
+        """When the earliest processing-time timer fires, or ``None``."""
+        return None if self._timers is None else self._timers.processing_time.next_timestamp()
+
+    def _fire(self, queue: TimerQueue, time: float, domain: TimeDomain) -> list[Any]:
+        out: list[Any] = []
+        store, context, on_timer = self.keyed_state, self._context, self._fn.on_timer
+        context.time_domain = domain
+        try:
+            for key, timestamp in queue.pop_due(time):
+                store.current_key = key
+                emitted = on_timer(timestamp, context)
+                if emitted is not None:
+                    out.extend(emitted)
+        finally:
+            context.time_domain = None
+        return out
+
+    def _service(self) -> TimerService:
+        if self._timer_service is None:
+            self._timers = KeyedTimers(self.keyed_state)
+            self._timer_service = TimerService(
+                self._timers, self._clock, self.keyed_state, lambda: self._context.watermark
+            )
+        return self._timer_service
 
     def open(self, context: RuntimeContext) -> None:
         """Open the user function, which declares its state."""
@@ -308,7 +349,7 @@ class ProcessOperator(Operator):
     def send_side_outputs_to(self, collector: SideOutputCollector) -> None:
         """Let the function's ``ctx.output`` send to ``collector``."""
         super().send_side_outputs_to(collector)
-        self._context = ProcessContext(self.keyed_state, collector)
+        self._context = ProcessContext(self.keyed_state, collector, timers=self._service)
 
     def process_batch(self, records: list[Any]) -> list[Any]:
         """Call the function per record under the record's key; collect what it emits."""

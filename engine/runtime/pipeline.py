@@ -25,7 +25,7 @@ from lockgate.actors import Doorbell
 from lockgate.engine.clock import Clock
 from lockgate.engine.events import Watermark, WatermarkStatus
 from lockgate.engine.runtime.async_operator import AsyncWaitOperator
-from lockgate.engine.runtime.operators import Operator
+from lockgate.engine.runtime.operators import Operator, ProcessOperator
 from lockgate.engine.runtime.scope import OperatorScope
 from lockgate.engine.runtime.tails import Tail
 from lockgate.engine.runtime.timestamps import TimestampsOperator
@@ -56,6 +56,9 @@ class OperatorPipeline:
         ]
         self.generators = [
             (index, op) for index, op in enumerate(operators) if isinstance(op, TimestampsOperator)
+        ]
+        self.timed = [
+            (index, op) for index, op in enumerate(operators) if isinstance(op, ProcessOperator)
         ]
         self._side = operators[-1].side_outputs if operators else None
         self._watermark = -math.inf  # the newest watermark the chain's head delivered
@@ -120,16 +123,34 @@ class OperatorPipeline:
             if (watermark := operator.take_due(now, interval)) is not None:
                 await self._watermark_from(index + 1, watermark)
 
+    async def fire_processing_timers(self) -> None:
+        """Fire the processing-time timers the clock reached; run what they emit on."""
+        now = self.clock.now()
+        for index, operator in self.timed:
+            with self.stages[index][1]:
+                records = operator.fire_processing_timers(now)
+            await self._emit_from(index + 1, records)
+
+    def next_timer_at(self) -> float | None:
+        """When the earliest processing-time timer of the chain fires, or ``None``."""
+        due = [t for _, op in self.timed if (t := op.next_processing_timer()) is not None]
+        return min(due, default=None)
+
     async def _emit_ready_of(self, index: int, operator: AsyncWaitOperator) -> None:
         while True:
             records, watermark = operator.take_ready()
-            if records:
-                await self._process_from(index + 1, records)
-            elif self._side:  # failed records bound for a side output, and no result with them
-                await self._write([])
+            await self._emit_from(index + 1, records)
             if watermark is None:
                 return
             await self._watermark_from(index + 1, watermark)
+
+    async def _emit_from(self, start: int, records: list[Any]) -> None:
+        # Also with no records: side outputs sent meanwhile (failed calls, ctx.output in
+        # on_timer) leave now, before whatever the caller sends next.
+        if records:
+            await self._process_from(start, records)
+        elif self._side:
+            await self._write([])
 
     async def _process_from(self, start: int, records: list[Any]) -> None:
         for operator, scope in self.stages[start:]:
@@ -153,8 +174,7 @@ class OperatorPipeline:
             operator, scope = stages[position]
             with scope:
                 records, passed = operator.process_watermark(watermark)
-            if records:
-                await self._process_from(position + 1, records)
+            await self._emit_from(position + 1, records)
             if passed is None:
                 return
             watermark = passed

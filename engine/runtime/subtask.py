@@ -115,6 +115,7 @@ class SubtaskActor(Actor[Any]):
         )
         self._async = bool(self.pipeline.async_stages)
         self._generators = bool(self.pipeline.generators)
+        self._timed = bool(self.pipeline.timed)
         self._input_ended = False
         self._held_control: deque[Envelope[Any]] = deque()
         self._rung_while_sending = False
@@ -195,6 +196,8 @@ class SubtaskActor(Actor[Any]):
                 item = None if self._input_ended else self.head.poll()
             if self._generators:
                 await self.pipeline.emit_due_watermarks()
+            if self._timed and not self._input_ended:  # nothing fires after the end of input
+                await self.pipeline.fire_processing_timers()
             if item is None:
                 await tail.flush()
                 await self._wait_idle()
@@ -260,9 +263,15 @@ class SubtaskActor(Actor[Any]):
             return
         clock = self.settings.clock
         started = clock.now()
-        deadline = self.head.alignment_deadline
-        await wait_doorbell(self.context.doorbell, clock, deadline=deadline)
+        await wait_doorbell(self.context.doorbell, clock, deadline=self._wake_at())
         self.idle_time += clock.now() - started
+
+    def _wake_at(self) -> float | None:
+        # Nothing rings when an alignment times out or a processing-time timer is due.
+        deadline = self.head.alignment_deadline
+        if not self._timed or self._input_ended or (timer := self.pipeline.next_timer_at()) is None:
+            return deadline
+        return timer if deadline is None else min(deadline, timer)
 
     async def _wait_for_room(self, channel: Channel[Any], item: Any) -> None:
         # The tail waits here for room in a full channel (unaligned checkpoints only).
