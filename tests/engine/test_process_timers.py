@@ -156,9 +156,11 @@ async def test_processing_time_timers_fire_on_the_jobs_clock() -> None:
     assert sorted(reminded.results) == [0, 1, 2]
 
 
-async def test_timers_survive_a_failure_and_fire_once_after_recovery() -> None:
+@pytest.mark.parametrize("backend", ["memory", "rocksdb"])
+async def test_timers_survive_a_failure_and_fire_once_after_recovery(backend: str) -> None:
     fail = FailOnce()
     env = StreamEnvironment(parallelism=2, batch_size=16)
+    env.set_state_backend(backend)
     env.enable_checkpointing(0.02)
     env.set_restart_strategy(RestartStrategy.fixed_delay(attempts=3, delay=0.0))
     sink = CollectSink()
