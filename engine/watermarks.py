@@ -153,6 +153,17 @@ class WatermarkGenerator:
         self._emitted, self._next_at = current, now + interval
         return Watermark(current)
 
+    def mark_without_input(self) -> WatermarkStatus | None:
+        """The subtask reads nothing (a source subtask without splits): idle for good.
+
+        Returns the idle status to emit, unless already idle.
+        """
+        self._idle_timeout = None  # no timeout can make it active again
+        if self.idle:
+            return None
+        self.idle = True
+        return WatermarkStatus(idle=True)
+
     def take_status(self, now: float) -> WatermarkStatus | None:
         """Return the status to emit at ``now`` if it changed: idle, or active again."""
         if self._idle_timeout is None or self._emitted == math.inf:

@@ -68,6 +68,10 @@ class Head(Protocol):
         """End the input now, as if it had been read out (stop-with-savepoint, drained)."""
 
     @property
+    def reads_nothing(self) -> bool:
+        """Whether no input can ever come (a source subtask without splits)."""
+
+    @property
     def buffered(self) -> int:
         """Records waiting to be polled."""
 
@@ -121,6 +125,8 @@ class GateHead:
 
     def end_input(self) -> None:
         """Channels end when their upstream subtasks end."""
+
+    reads_nothing = False
 
     def alignment_started_at(self, checkpoint_id: int, *, default: float) -> float:
         """When the first barrier of ``checkpoint_id`` arrived, or ``default``."""
@@ -225,6 +231,11 @@ class SourceHead:
     def end_input(self) -> None:
         """Deliver ``EndOfInput`` next: batches fetched but not polled are never delivered."""
         self._ended = True
+
+    @property
+    def reads_nothing(self) -> bool:
+        """Whether this subtask was given no split: it will never read a record."""
+        return not self.splits
 
     def capture(self) -> StateCapture:
         """The positions just after the last batch polled, under ``SPLITS_STATE``."""

@@ -136,6 +136,16 @@ class OperatorPipeline:
         due = [t for _, op in self.timed if (t := op.next_processing_timer()) is not None]
         return min(due, default=None)
 
+    async def mark_without_input(self) -> None:
+        """The head reads nothing (a source subtask without splits): the subtask is idle.
+
+        As Flink marks a source reader without splits idle, so that operators downstream
+        do not wait for watermarks that cannot come.
+        """
+        for index, operator in self.generators:
+            if (status := operator.mark_without_input()) is not None:
+                await self._status_from(index, status)
+
     async def _emit_ready_of(self, index: int, operator: AsyncWaitOperator) -> None:
         while True:
             records, watermark = operator.take_ready()

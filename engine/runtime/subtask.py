@@ -147,6 +147,8 @@ class SubtaskActor(Actor[Any]):
         self.snapshots.group = group
         self.head.start(group)
         self.pipeline.start(group, self.context.doorbell)
+        if self._generators and self.head.reads_nothing:
+            await self.pipeline.mark_without_input()
         await self._loop()
 
     async def on_stop(self) -> None:

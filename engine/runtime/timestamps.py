@@ -54,6 +54,10 @@ class TimestampsOperator(Operator):
         """The watermark to emit now, if it advanced and ``interval`` passed since the last."""
         return self.generator.take_due(now, interval)
 
+    def mark_without_input(self) -> WatermarkStatus | None:
+        """The subtask reads nothing: the idle status to emit, if not idle yet."""
+        return self.generator.mark_without_input()
+
     def take_status(self, now: float) -> WatermarkStatus | None:
         """The subtask's new status at ``now``, if it went idle or active again."""
         return self.generator.take_status(now)

@@ -224,3 +224,20 @@ async def test_failed_records_sent_to_a_side_output_never_cross_a_watermark_eith
     assert len(failed.watermarks()) > 50
     assert failed.late_records() == []
     assert results.late_records() == []
+
+
+async def test_a_source_subtask_without_splits_is_idle_and_holds_no_watermark_back() -> None:
+    topic = Topic(partitions=1)  # two source subtasks: one of them reads nothing
+    env = StreamEnvironment(batch_size=10, auto_watermark_interval=0.0)
+    log = WatermarkLog()
+    env.from_source(
+        TopicSource(topic), uid="topic", parallelism=2, watermark_strategy=MONOTONOUS
+    ).sink_to(log, uid="log", parallelism=1)
+
+    async with env.start("no-splits") as job:
+        topic.append(range(100), partition_of=lambda _: 0)
+        await log.wait_for_watermark(below(99))
+        topic.close()
+        await job.wait()
+
+    assert log.watermarks()[-2:] == [below(99), math.inf]

@@ -174,3 +174,11 @@ def test_a_subtask_goes_idle_when_its_last_active_channel_ends() -> None:
     valve = WatermarkValve(2)
     valve.on_status(0, IDLE)
     assert valve.on_end(1) == [IDLE]
+
+
+def test_a_generator_without_input_is_idle_for_good() -> None:
+    generator = _generator(idleness=5.0)
+
+    assert generator.mark_without_input() == IDLE
+    assert generator.mark_without_input() is None
+    assert generator.take_status(now=100.0) is None
