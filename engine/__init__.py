@@ -25,6 +25,7 @@ from lockgate.engine.errors import (
     OperatorError,
     RestoreError,
     SourceError,
+    StateEncodingError,
 )
 from lockgate.engine.events import CheckpointBarrier, EndOfInput, Watermark, WatermarkStatus
 from lockgate.engine.functions import (
@@ -139,6 +140,7 @@ __all__ = [
     "Source",
     "SourceContext",
     "SourceError",
+    "StateEncodingError",
     "SourceReader",
     "SourceSplit",
     "StreamEnvironment",

@@ -13,6 +13,7 @@ EngineError
 │   └── SavepointFormatError  a savepoint file is malformed, too new, or carries a pickle
 │                         (lockgate.engine.savepoints.errors)
 ├── SavepointEncodingError  a value cannot be written to a savepoint (register its type)
+├── StateEncodingError    state cannot be pickled into a checkpoint; fails the job, no restart
 └── SourceError           a source cannot do what was asked (bad split, bad position)
 ```
 """
@@ -30,6 +31,7 @@ __all__ = [
     "OperatorError",
     "RestoreError",
     "SourceError",
+    "StateEncodingError",
 ]
 
 
@@ -102,3 +104,11 @@ class IncompatibleState(RestoreError):
 
 class SourceError(EngineError):
     """A source was asked for something it cannot do."""
+
+
+class StateEncodingError(EngineError):
+    """An operator's state cannot be written to a checkpoint: a value cannot be pickled.
+
+    The message names the operator uid and the value's error. The job fails without a
+    restart: every attempt would hold the same kind of value, and fail the same way.
+    """

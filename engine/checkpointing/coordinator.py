@@ -40,7 +40,7 @@ from lockgate.engine.checkpointing.retention import CheckpointFiles
 from lockgate.engine.checkpointing.shared_registry import SharedStateRegistry
 from lockgate.engine.checkpointing.storage import CheckpointStorage, savepoint_folder_for
 from lockgate.engine.clock import Clock
-from lockgate.engine.errors import CheckpointError, JobError
+from lockgate.engine.errors import CheckpointError, JobError, StateEncodingError
 from lockgate.engine.events import CHECKPOINT, SnapshotKind, SnapshotOptions
 from lockgate.engine.runtime.gil_handoff import HANDOFF
 from lockgate.engine.runtime.scope import run_with_group
@@ -133,7 +133,9 @@ class CheckpointCoordinator(Actor[Any]):
                 await self._on_acknowledge(message)
             case DeclineCheckpoint():
                 detail = f"{self._describe(message.subtask)} declined it: {message.message}"
+                kind = self._options.get(message.checkpoint_id, CHECKPOINT).kind
                 await self._abort(message.checkpoint_id, message.reason, detail=detail)
+                _fail_on_unencodable_state(message, kind)
             case SubtaskFinished():
                 self._on_finished(message.subtask)
             case SubtaskInputEnded():
@@ -384,3 +386,10 @@ class CheckpointCoordinator(Actor[Any]):
     def __repr__(self) -> str:
         pending = sorted(self._pending)
         return f"<CheckpointCoordinator {self.setup.job_name!r} pending={pending}>"
+
+
+def _fail_on_unencodable_state(decline: DeclineCheckpoint, kind: SnapshotKind) -> None:
+    # A savepoint that cannot encode a value fails alone (register the type); a checkpoint
+    # that cannot pickle state fails the job, as no restart could ever take one.
+    if decline.reason is CheckpointFailureReason.UNENCODABLE_STATE and not kind.is_savepoint:
+        raise StateEncodingError(f"checkpoint {decline.checkpoint_id} failed: {decline.message}")

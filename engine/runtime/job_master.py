@@ -21,7 +21,7 @@ from lockgate.engine.checkpointing.requests import CheckpointRequest, Checkpoint
 from lockgate.engine.checkpointing.shared_registry import SharedStateRegistry
 from lockgate.engine.checkpointing.storage import CheckpointStorage
 from lockgate.engine.checkpointing.storage.layout import METADATA_NAME
-from lockgate.engine.errors import EngineError, JobError, RestoreError
+from lockgate.engine.errors import EngineError, JobError, RestoreError, StateEncodingError
 from lockgate.engine.graph import OperatorKind
 from lockgate.engine.metrics import JobMetrics
 from lockgate.engine.planning import ExecutionPlan
@@ -253,8 +253,8 @@ def _job_failure(crash: ActorCrashed) -> BaseException:
     cause = crash.__cause__
     if isinstance(cause, BaseExceptionGroup):
         cause = single_error(cause)
-    if isinstance(cause, JobError | RestoreError):
-        return cause  # a restore error is not retried: the next attempt would restore the same
+    if isinstance(cause, JobError | RestoreError | StateEncodingError):
+        return cause  # a restore or encoding error is not retried: it would come back
     if isinstance(cause, EngineError):
         error: JobError = JobError(f"actor {crash.actor} failed: {cause}")
     else:

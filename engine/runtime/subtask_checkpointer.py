@@ -13,6 +13,7 @@ acknowledgement (or a decline) to the checkpoint coordinator.
 from __future__ import annotations
 
 import contextlib
+import pickle
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -35,6 +36,7 @@ from lockgate.engine.checkpointing.messages import (
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot, encode_snapshot_measured
 from lockgate.engine.checkpointing.storage import CheckpointStorage, savepoint_folder_for
 from lockgate.engine.clock import Clock
+from lockgate.engine.errors import StateEncodingError
 from lockgate.engine.events import CheckpointBarrier
 from lockgate.engine.runtime.gil_handoff import HANDOFF
 from lockgate.engine.runtime.incremental import Increment, IncrementalBases
@@ -163,7 +165,7 @@ class SubtaskCheckpointer:
         try:
             with HANDOFF.lend():
                 handles, in_flight = await self._write(barrier, captures)
-        except SavepointEncodingError as error:  # the job runs on; the savepoint fails
+        except (SavepointEncodingError, StateEncodingError) as error:
             self.decline(checkpoint_id, CheckpointFailureReason.UNENCODABLE_STATE, str(error))
             return
         except Exception as error:  # a storage failure declines; it does not fail the job
@@ -331,6 +333,19 @@ def _encode_all(
         capture = captures.pop()
         snapshot = capture.materialize(max_parallelism, bases.get(capture.uid))
         if not snapshot.is_empty:
-            encoded.append((capture.uid, encode(snapshot)))
+            encoded.append((capture.uid, _encoded(encode, snapshot)))
         del capture, snapshot
     return encoded
+
+
+def _encoded(encode: Encoder, snapshot: OperatorSnapshot) -> tuple[bytes, int]:
+    try:
+        return encode(snapshot)
+    except SavepointEncodingError:
+        raise  # says what to register; the savepoint fails and the job runs on
+    except (pickle.PicklingError, TypeError, AttributeError) as error:
+        raise StateEncodingError(
+            f"operator '{snapshot.uid}' keeps state that cannot be pickled into a checkpoint: "
+            f"{error!r}; keep picklable values in state (classes defined at module level, no "
+            "open files, locks or lambdas)"
+        ) from error
