@@ -16,6 +16,7 @@ def load(name: str) -> ModuleType:
     spec = importlib.util.spec_from_file_location(name, EXAMPLES / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # as when run: its classes can be pickled into checkpoints
     spec.loader.exec_module(module)
     return module
 
