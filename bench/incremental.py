@@ -13,7 +13,10 @@ its SST files: the database on disk) and the rate of the changed records (each o
 counted and written back). RocksDB's compactions rewrite SST files, so some intervals of an
 incremental RocksDB job upload much more than others: the median shows a quiet interval,
 the mean includes the compactions. Filesystem storage in a temporary folder. Run with
-``--help`` for flags.
+``--help`` for flags. ``--restore`` measures restores instead (``incremental_restore.py``):
+1,000,000 keys from an incremental RocksDB checkpoint into RocksDB at an unchanged
+parallelism, its files opened as the database against read into key groups, and against a
+full checkpoint.
 """
 
 from __future__ import annotations
@@ -322,7 +325,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="RocksDB incremental rows: compaction style and level-0 trigger "
         f"(default: {' '.join(TUNINGS)})",
     )
+    parser.add_argument(
+        "--restore",
+        action="store_true",
+        help="time restores into RocksDB (files, key groups, full) instead; with --keys, "
+        "--repeat and --parallelism",
+    )
+    parser.add_argument("--repeat", type=int, default=3, help="--restore: rounds, best kept")
+    parser.add_argument("--parallelism", type=int, nargs="+", default=[1], help="--restore")
     args = parser.parse_args(argv)
+    if args.restore:
+        from incremental_restore import main_restore
+
+        run(main_restore, args.keys, args.repeat, args.parallelism)
+        return 0
     table = rows(args.backends, args.rocksdb_compaction)
     return 0 if run(main_async, table, args.keys, args.rounds) else 1
 

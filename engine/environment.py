@@ -169,8 +169,11 @@ class StreamEnvironment:
         ``FULL_SNAPSHOT_EVERY`` checkpoints. The RocksDB backend takes a RocksDB checkpoint
         (a memtable flush, then hard links of its SST files) and uploads only the SST files
         no completed checkpoint uploaded yet; a compaction rewrites SST files, so some
-        checkpoints upload more. Either restores into any backend at any parallelism. The
-        first checkpoint after a restore is full. Savepoints are always full.
+        checkpoints upload more. Either restores into any backend at any parallelism; a
+        RocksDB incremental checkpoint restored into RocksDB at the parallelism it was taken
+        at has its files downloaded and opened as each subtask's database, as Flink does,
+        rather than read and written again key by key. The first checkpoint after a restore
+        is full. Savepoints are always full.
 
         RocksDB's compaction (``None`` keeps RocksDB's default), as Flink's
         ``state.backend.rocksdb.compaction.style`` tunes it:

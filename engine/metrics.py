@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from lockgate.engine.state.keyed import KeyedStateStatistics
+
 __all__ = ["AsyncIoMetrics", "JobMetrics", "SubtaskMetrics"]
 
 
@@ -42,7 +44,9 @@ class SubtaskMetrics:
 
     ``busy_time + idle_time + backpressured_time`` is the time since the subtask started:
     idle is waiting for input, backpressured is waiting for room in a full output channel.
-    ``async_io`` holds the counters of each ``async_map`` operator the subtask runs.
+    ``async_io`` holds the counters of each ``async_map`` operator the subtask runs, and
+    ``keyed_state`` (operator uid, statistics) the keyed state backend of each operator that
+    keeps keyed state: its states, entries, snapshots, and how it was restored.
     """
 
     chain: str
@@ -58,6 +62,7 @@ class SubtaskMetrics:
     idle_time: float
     backpressured_time: float
     async_io: tuple[AsyncIoMetrics, ...] = ()
+    keyed_state: tuple[tuple[str, KeyedStateStatistics], ...] = ()
 
     @property
     def mailbox_fill(self) -> float:
@@ -86,6 +91,10 @@ class JobMetrics:
     def async_io(self, uid: str) -> tuple[AsyncIoMetrics, ...]:
         """The counters of ``async_map`` operator ``uid``, one per subtask."""
         return tuple(a for s in self.subtasks for a in s.async_io if a.uid == uid)
+
+    def keyed_state(self, uid: str) -> tuple[KeyedStateStatistics, ...]:
+        """The statistics of operator ``uid``'s keyed state, one per subtask that keeps any."""
+        return tuple(stats for s in self.subtasks for name, stats in s.keyed_state if name == uid)
 
     @property
     def records_buffered(self) -> int:

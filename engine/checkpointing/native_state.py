@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from lockgate.engine.checkpointing.errors import CorruptCheckpoint
@@ -22,13 +23,16 @@ class NativeKeyedState:
     ``inline`` holds the other, small files whole (RocksDB's MANIFEST, CURRENT, OPTIONS).
     ``description`` is the backend's own account of the files (for RocksDB: state id ->
     name, kind and TTL, the key groups, clock times), which ``native_key_groups`` reads back
-    with the files as plain key groups. A restore never opens the files in place.
+    with the files as plain key groups. A restore never opens the files in storage: it reads
+    them as key groups, or, for a backend that opens them as they are, downloads every file
+    (verified) into a local ``folder``, the only field never stored (``None`` until then).
     """
 
     backend: str
     description: dict[str, Any]
     files: dict[str, StateHandle] = field(default_factory=dict)
     inline: dict[str, bytes] = field(default_factory=dict)
+    folder: Path | None = None
 
     def to_plain(self) -> tuple[Any, ...]:
         """Return built-in values only (no class of lockgate), for a pickled snapshot file."""

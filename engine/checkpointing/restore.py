@@ -6,7 +6,8 @@ and cut into contiguous chunks whose sizes differ by at most one; union list sta
 every new subtask in full; broadcast state is the same everywhere, so the first old
 subtask's copy is given to all. Channel state (in-flight records of an unaligned
 checkpoint) belongs to one channel between two subtasks: it stays with its subtask, and
-cannot be redistributed.
+cannot be redistributed; nor can native keyed state (a backend's own files, for a backend
+that opens them as they are), which a subtask keeps only at an unchanged parallelism.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from lockgate.engine.checkpointing.native_state import NativeKeyedState
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot
 from lockgate.engine.partitioning import key_group_range
 
@@ -34,7 +36,7 @@ def redistribute(
         ValueError: when ``old`` is empty or mixes operators, when ``new_parallelism`` is
             not in 1..max_parallelism, when a key group lies outside 0..max_parallelism-1
             (the max parallelism of an operator cannot change across a restore), or when
-            ``old`` holds channel state and the parallelism changes.
+            ``old`` holds channel state or native keyed state and the parallelism changes.
     """
     uid = _check(old, new_parallelism, max_parallelism)
     keyed = _merge_key_groups(old, max_parallelism)
@@ -46,6 +48,7 @@ def redistribute(
     broadcast = _first_copies(snapshot.broadcast for snapshot in old)
     kinds = {name: kind for snapshot in old for name, kind in snapshot.kinds.items()}
     channels = _channel_states(old, new_parallelism)
+    natives = _native_states(old, new_parallelism)
     return [
         OperatorSnapshot(
             uid,
@@ -56,6 +59,7 @@ def redistribute(
             kinds=dict(kinds),
             input_channels=channels[index].input_channels,
             output_channels=channels[index].output_channels,
+            native=natives[index],
         )
         for index in range(new_parallelism)
     ]
@@ -79,6 +83,20 @@ def _channel_states(
             f"at parallelism {len(old)}; they cannot be restored at parallelism {new_parallelism}"
         )
     return [OperatorSnapshot(old[0].uid)] * new_parallelism
+
+
+def _native_states(
+    old: Sequence[OperatorSnapshot], new_parallelism: int
+) -> list[NativeKeyedState | None]:
+    if len(old) == new_parallelism:
+        return [snapshot.native for snapshot in old]
+    if any(snapshot.native is not None for snapshot in old):
+        raise ValueError(
+            f"operator '{old[0].uid}' holds keyed state as a backend's files, taken at "
+            f"parallelism {len(old)}; read them into key groups to restore at parallelism "
+            f"{new_parallelism}"
+        )
+    return [None] * new_parallelism
 
 
 def _check(old: Sequence[OperatorSnapshot], new_parallelism: int, max_parallelism: int) -> str:

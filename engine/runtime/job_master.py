@@ -27,9 +27,11 @@ from lockgate.engine.metrics import JobMetrics
 from lockgate.engine.planning import ExecutionPlan
 from lockgate.engine.restart import RestartStrategy
 from lockgate.engine.runtime.deployment import Attempt, Deployment, RuntimeOptions, deploy
+from lockgate.engine.runtime.native_restore import discard_downloads
 from lockgate.engine.runtime.restore_loader import load_restored_state
 from lockgate.engine.runtime.scope import single_error
 from lockgate.engine.savepoints.values import ValueCodec
+from lockgate.engine.state.native_snapshot import NativeRestoreTarget
 
 __all__ = ["JobMaster", "JobSettings", "RestoreSettings"]
 
@@ -170,6 +172,7 @@ class JobMaster:
         except ActorCrashed as crash:
             failure = _job_failure(crash)
         finally:
+            discard_downloads(restored)  # files downloaded for operators never built
             self._system = None
             self._coordinator = None
             self._coordinator_ready = anyio.Event()
@@ -183,6 +186,7 @@ class JobMaster:
         if self._restore_from is None:
             return {}
         restore = self.settings.restore
+        backend = self.options.state_backend
         return await load_restored_state(
             self._restore_from,
             self.plan,
@@ -190,6 +194,7 @@ class JobMaster:
             self.options.max_parallelism,
             allow_non_restored_state=restore is not None and restore.allow_non_restored_state,
             codec=self.settings.savepoint_codec,
+            native_target=backend if isinstance(backend, NativeRestoreTarget) else None,
         )
 
     def _deploy(self, system: ActorSystem, restored: dict[str, Any]) -> None:

@@ -25,6 +25,7 @@ from lockgate.engine.functions import (
     RuntimeContext,
 )
 from lockgate.engine.graph import OperatorKind, OperatorNode
+from lockgate.engine.runtime.native_restore import restore_keyed_state
 from lockgate.engine.side_outputs import SideOutputCollector
 from lockgate.engine.state import (
     KeyedSnapshot,
@@ -151,7 +152,7 @@ class Operator:
         self.restored = restored is not None
         self.function: Any = own_copy(node.function)
         if restored is not None:
-            self.keyed_state.restore(restored.keyed, restored.kinds)
+            restore_keyed_state(self.keyed_state, restored)
             self.operator_state.restore(restored.lists, restored.unions, restored.broadcast)
 
     def open(self, context: RuntimeContext) -> None:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
 
 import anyio.to_thread
 
@@ -11,15 +13,21 @@ from lockgate.engine.checkpointing.channel_restore import channel_state_problems
 from lockgate.engine.checkpointing.increments import apply_increments
 from lockgate.engine.checkpointing.messages import StateHandle
 from lockgate.engine.checkpointing.metadata import CheckpointMetadata, OperatorStateHandles
+from lockgate.engine.checkpointing.native_state import NativeKeyedState
 from lockgate.engine.checkpointing.restore import redistribute
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot, decode_snapshot
 from lockgate.engine.checkpointing.storage import CheckpointStorage
 from lockgate.engine.errors import RestoreError
 from lockgate.engine.planning import ExecutionPlan
-from lockgate.engine.runtime.native_restore import with_plain_keyed_state
+from lockgate.engine.runtime.native_restore import (
+    discard_downloads,
+    with_downloaded_keyed_state,
+    with_plain_keyed_state,
+)
 from lockgate.engine.savepoints.compatibility import check_restore
 from lockgate.engine.savepoints.format import decode_savepoint_state
 from lockgate.engine.savepoints.values import ValueCodec
+from lockgate.engine.state.native_snapshot import NativeRestoreTarget
 
 __all__ = ["load_restored_state", "read_whole"]
 
@@ -34,6 +42,7 @@ async def load_restored_state(
     *,
     allow_non_restored_state: bool = False,
     codec: ValueCodec | None = None,
+    native_target: NativeRestoreTarget | None = None,
 ) -> dict[str, list[OperatorSnapshot]]:
     """Read every operator's state of ``metadata``, redistributed to the plan's parallelism.
 
@@ -44,6 +53,14 @@ async def load_restored_state(
     has). A savepoint's files are read
     in the canonical format only (values of user types decode with ``codec``), never as
     pickle: a savepoint file that is not canonical fails the restore.
+
+    Native keyed state (an incremental RocksDB checkpoint's files) is read into plain key
+    groups, unless ``native_target`` (the job's state backend) opens such files as they are
+    and the operator keeps its parallelism, so that each subtask keeps its key-group range:
+    then its files are downloaded into a folder ``native_target`` gives (``native.folder``
+    of the subtask's snapshot), which the subtask's keyed state backend takes as its state.
+    The caller deletes the folders no backend took (``discard_downloads``); if loading
+    fails, this function deletes them.
     """
     report = check_restore(
         metadata, plan, max_parallelism, allow_non_restored_state=allow_non_restored_state
@@ -52,14 +69,22 @@ async def load_restored_state(
         raise RestoreError(" ".join(report.problems))
     parallelism = {node.uid: node.parallelism for node in plan.graph}
     decode = _savepoint_decoder(codec or ValueCodec()) if metadata.is_savepoint else decode_snapshot
-    restored = {}
-    for uid, handles in metadata.operators.items():
-        if uid in parallelism:
-            snapshots = await _read_all(uid, handles, storage, decode, max_parallelism)
-            problems = channel_state_problems(uid, snapshots, metadata, plan)
-            if problems:
-                raise RestoreError(" ".join(problems))
-            restored[uid] = redistribute(snapshots, parallelism[uid], max_parallelism)
+    restored: dict[str, list[OperatorSnapshot]] = {}
+    try:
+        for uid, handles in metadata.operators.items():
+            if uid in parallelism:
+                snapshots: list[OperatorSnapshot] = []
+                restored[uid] = snapshots
+                target = native_target if len(handles.handles) == parallelism[uid] else None
+                reader = _Reader(storage, decode, max_parallelism, target)
+                await reader.read_all(uid, handles, snapshots)
+                problems = channel_state_problems(uid, snapshots, metadata, plan)
+                if problems:
+                    raise RestoreError(" ".join(problems))
+                restored[uid] = redistribute(snapshots, parallelism[uid], max_parallelism)
+    except BaseException:
+        discard_downloads(restored)
+        raise
     return restored
 
 
@@ -70,33 +95,52 @@ def _savepoint_decoder(codec: ValueCodec) -> Decoder:
     return decode
 
 
-async def _read_all(
-    uid: str,
-    handles: OperatorStateHandles,
-    storage: CheckpointStorage,
-    decoder: Decoder,
-    max_parallelism: int,
-) -> list[OperatorSnapshot]:
-    snapshots = []
-    for handle in handles.handles:
-        if handle is None:
-            snapshots.append(OperatorSnapshot(uid))
-        else:
-            snapshots.append(await read_whole(handle, storage, decoder, max_parallelism))
-    return snapshots
+@dataclass(frozen=True, slots=True)
+class _Reader:
+    storage: CheckpointStorage
+    decoder: Decoder
+    max_parallelism: int
+    native_target: NativeRestoreTarget | None
+
+    async def read_all(
+        self, uid: str, handles: OperatorStateHandles, snapshots: list[OperatorSnapshot]
+    ) -> None:
+        # Appends as it reads, so that a failure leaves what was downloaded to delete.
+        for handle in handles.handles:
+            if handle is None:
+                snapshots.append(OperatorSnapshot(uid))
+            else:
+                snapshots.append(
+                    await read_whole(
+                        handle,
+                        self.storage,
+                        self.decoder,
+                        self.max_parallelism,
+                        native_target=self.native_target,
+                    )
+                )
 
 
 async def read_whole(
-    handle: StateHandle, storage: CheckpointStorage, decoder: Decoder, max_parallelism: int
+    handle: StateHandle,
+    storage: CheckpointStorage,
+    decoder: Decoder,
+    max_parallelism: int,
+    *,
+    native_target: NativeRestoreTarget | None = None,
 ) -> OperatorSnapshot:
-    """The whole state one subtask's handle stands for, as plain data.
+    """The whole state one subtask's handle stands for, as plain data or files to open.
 
     Its file holds either everything, or a memory delta on the files in ``handle.shared``
     (then the chain is applied), or RocksDB's files (``native``; ``handle.shared`` are its
-    SST files), which are read back into plain key groups.
+    SST files). Those are read back into plain key groups, or, if ``native_target`` opens
+    them as they are, downloaded into a folder it gives (see ``load_restored_state``).
     """
     last = await _read(handle, storage, decoder)
     if last.native is not None:
+        folder = _download_folder(last.native, native_target)
+        if folder is not None:
+            return await with_downloaded_keyed_state(last, storage, folder)
         return await with_plain_keyed_state(
             last, storage, max_parallelism, location=handle.location
         )
@@ -104,6 +148,13 @@ async def read_whole(
         return last
     earlier = [await _read(file, storage, decoder) for file in handle.shared]
     return apply_increments([*earlier, last])
+
+
+def _download_folder(native: NativeKeyedState, target: NativeRestoreTarget | None) -> Path | None:
+    # A snapshot without files (a store that never opened its database) has nothing to open.
+    if target is None or not (native.files or native.inline):
+        return None
+    return target.native_restore_folder(native.backend)
 
 
 async def _read(

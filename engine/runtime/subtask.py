@@ -183,6 +183,11 @@ class SubtaskActor(Actor[Any]):
             idle_time=self.idle_time,
             backpressured_time=backpressured,
             async_io=tuple(operator.statistics() for _, operator in self.pipeline.async_stages),
+            keyed_state=tuple(
+                (operator.uid, operator.keyed_state.statistics())
+                for operator in self.operators
+                if operator.keyed_state.has_states
+            ),
         )
 
     async def _loop(self) -> None:

@@ -27,7 +27,7 @@ from lockgate.engine.state.descriptors import (
     StateDescriptor,
     ValueStateDescriptor,
 )
-from lockgate.engine.state.keyed import KeyedStateStatistics, KeyedStateStore
+from lockgate.engine.state.keyed import KeyedStateRestore, KeyedStateStatistics, KeyedStateStore
 from lockgate.engine.state.keyed_snapshot import KeyedStateSnapshot
 from lockgate.engine.state.list_state import ListState
 from lockgate.engine.state.map_state import MapState
@@ -43,6 +43,7 @@ __all__ = [
     "KeyedSnapshot",
     "KeyedStateBackend",
     "KeyedStateBackendSpec",
+    "KeyedStateRestore",
     "KeyedStateSnapshot",
     "KeyedStateStatistics",
     "KeyedStateStore",

@@ -204,7 +204,9 @@ class RocksDBStateBackend:
     ``compaction_style`` (``"level"``, the default, or ``"universal"``: Flink's
     ``state.backend.rocksdb.compaction.style``) once ``level0_compaction_trigger`` level-0
     files pile up (RocksDB's default 4); ``options`` holds both, validated when the backend
-    is made (see ``RocksDBOptions``).
+    is made (see ``RocksDBOptions``). A restore that keeps a subtask's key-group range opens
+    the files of its incremental (RocksDB) checkpoint as the subtask's database, downloaded
+    into a folder under ``path`` first (``native_restore_folder``).
     """
 
     name = "rocksdb"
@@ -235,6 +237,16 @@ class RocksDBStateBackend:
             owner=spec.owner,
             options=self.options,
         )
+
+    def native_restore_folder(self, backend: str) -> Path | None:
+        """Return a new folder under ``path`` for a RocksDB checkpoint's files; else ``None``.
+
+        A subtask's store then moves the folder to its own (a rename: one file system).
+        """
+        if backend != self.name:
+            return None
+        self.path.mkdir(parents=True, exist_ok=True)
+        return Path(tempfile.mkdtemp(prefix="lockgate-restore-", dir=self.path))
 
     def __repr__(self) -> str:
         return (

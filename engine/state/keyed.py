@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar, overload
+from typing import Any, Literal, TypeVar, overload
 
 from lockgate.engine.clock import Clock, SystemClock
 from lockgate.engine.state.aggregating_state import AggregatingState
@@ -39,7 +39,7 @@ from lockgate.engine.state.ttl_value_state import (
 )
 from lockgate.engine.state.value_state import ValueState
 
-__all__ = ["KeyedStateStatistics", "KeyedStateStore"]
+__all__ = ["KeyedStateRestore", "KeyedStateStatistics", "KeyedStateStore"]
 
 V = TypeVar("V")
 UK = TypeVar("UK")
@@ -75,21 +75,28 @@ _TTL_FORMATS: tuple[
 )
 
 
+KeyedStateRestore = Literal["none", "key_groups", "files"]
+"""How a keyed state backend got its state: not restored, from plain key groups (every value
+written into it), or from a native snapshot's files opened as they are (RocksDB)."""
+
+
 @dataclass(frozen=True, slots=True)
 class KeyedStateStatistics:
-    """A point-in-time view of one ``KeyedStateStore``.
+    """A point-in-time view of one keyed state backend (``KeyedStateStore`` or RocksDB's).
 
     Attributes:
         states: tables held, declared or restored.
-        entries: (state, key) pairs that hold a value.
+        entries: (state, key) pairs that hold a value (RocksDB: its estimate of entries).
         snapshots: snapshots taken; also the store's current epoch.
         copies_on_write: containers copied because a snapshot could still see them.
+        restore: how the state was restored (see ``KeyedStateRestore``).
     """
 
     states: int
     entries: int
     snapshots: int
     copies_on_write: int
+    restore: KeyedStateRestore = "none"
 
 
 class KeyedStateStore:
@@ -124,6 +131,7 @@ class KeyedStateStore:
         "_kinds",
         "_plain",
         "_policies",
+        "_restore",
         "_restored_at",
         "_restorers",
         "current_key",
@@ -143,6 +151,7 @@ class KeyedStateStore:
         self._restorers: dict[str, Callable[[Any, float], Any]] = {}
         self._policies: dict[str, TtlPolicy] = {}
         self._restored_at = 0.0
+        self._restore: KeyedStateRestore = "none"
         self._copies = 0
         self._kinds = StateKinds(owner)
 
@@ -263,6 +272,7 @@ class KeyedStateStore:
         """
         self._kinds.restore(kinds or {})
         self._restored_at = self._clock.now()
+        self._restore = "key_groups"
         for states in groups.values():
             for name, values in states.items():
                 self._load(name, values)
@@ -272,9 +282,11 @@ class KeyedStateStore:
         self._copies += 1
 
     def statistics(self) -> KeyedStateStatistics:
-        """Return how many states and entries the store holds, and its snapshot counters."""
+        """Return the states and entries held, the snapshot counters, and how it was restored."""
         entries = sum(len(table) for table in self.tables.values())
-        return KeyedStateStatistics(len(self.tables), entries, self.epoch, self._copies)
+        return KeyedStateStatistics(
+            len(self.tables), entries, self.epoch, self._copies, self._restore
+        )
 
     def close(self) -> None:
         """Release nothing: heap state goes with the store (``KeyedStateBackend`` asks it)."""

@@ -3,9 +3,11 @@
 Incremental checkpoints of the RocksDB backend upload files rather than key groups: a RocksDB
 checkpoint hard-links the database's immutable SST files into a folder of its own, and only
 the files no completed checkpoint uploaded yet go to storage. This module holds what the
-runtime needs of such a snapshot, whatever the backend, and the way back to plain key groups
-(``native_key_groups``), so that state stored natively restores into any backend at any
-parallelism.
+runtime needs of such a snapshot, whatever the backend, and the two ways back: plain key
+groups (``native_key_groups``), so that state stored natively restores into any backend at any
+parallelism, and the files themselves, which a backend of the same kind opens as they are
+when the key-group range is unchanged (``NativeSnapshots.restore_native``, into a folder a
+``NativeRestoreTarget`` gives).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from lockgate.engine.state.backend import KeyedSnapshot
 __all__ = [
     "NativeFile",
     "NativeKeyedSnapshot",
+    "NativeRestoreTarget",
     "NativeSnapshots",
     "is_native",
     "native_key_groups",
@@ -82,10 +85,43 @@ def is_native(snapshot: object) -> TypeGuard[NativeKeyedSnapshot]:
 
 @runtime_checkable
 class NativeSnapshots(Protocol):
-    """A keyed state backend that can capture its state as its own files (RocksDB)."""
+    """A keyed state backend that captures its state as its own files and opens such files.
+
+    RocksDB's: ``native_snapshot`` is a RocksDB checkpoint, and ``restore_native`` takes a
+    RocksDB checkpoint's files as its database, without reading or writing its values again.
+    """
 
     def native_snapshot(self) -> NativeKeyedSnapshot:
         """Capture every state as files: the synchronous part of an incremental checkpoint."""
+
+    def restore_native(
+        self,
+        folder: Path,
+        description: Mapping[str, Any],
+        kinds: Mapping[str, str] | None = None,
+    ) -> None:
+        """Take the files in ``folder`` (a native snapshot's, of the same key groups) as state.
+
+        Meant for a fresh backend. Once it returned, the files are the backend's own (moved
+        out of ``folder``); ``description`` and ``kinds`` are the snapshot's.
+        """
+
+
+@runtime_checkable
+class NativeRestoreTarget(Protocol):
+    """A state backend whose keyed state backends open native snapshots' files as they are.
+
+    A restore that keeps a subtask's key-group range downloads such files into a folder
+    ``native_restore_folder`` gives, and the subtask's keyed state backend opens them there
+    (``NativeSnapshots.restore_native``). Other restores read them as plain key groups.
+    """
+
+    def native_restore_folder(self, backend: str) -> Path | None:
+        """Return a new, empty folder for the files of a ``backend`` snapshot to restore.
+
+        ``None`` if this backend's keyed state backends cannot open such files: the restore
+        then reads them as key groups. The folder is on the file system of the databases.
+        """
 
 
 def native_key_groups(

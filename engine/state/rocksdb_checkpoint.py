@@ -21,7 +21,7 @@ from lockgate.engine.state.native_snapshot import NativeFile
 from lockgate.engine.state.rocksdb_keys import state_id_bytes
 from lockgate.engine.state.rocksdb_snapshot import RocksDBKeyedStateSnapshot, StateFormat
 
-__all__ = ["RocksDBCheckpointSnapshot", "key_groups_in"]
+__all__ = ["RocksDBCheckpointSnapshot", "check_description", "formats_in", "key_groups_in"]
 
 KeyGroups = dict[int, dict[str, dict[Any, Any]]]
 
@@ -124,7 +124,7 @@ def key_groups_in(folder: Path, description: Mapping[str, Any], max_parallelism:
     Raises:
         ValueError: ``description`` is not one this lockgate writes.
     """
-    _check(description)
+    check_description(description)
     if not any(folder.iterdir()):
         return {}
     with _opened(folder, description) as view:
@@ -140,23 +140,32 @@ def _opened(folder: Path, description: Mapping[str, Any]) -> Iterator[RocksDBKey
         db.close()
 
 
-def _snapshot(db: Rdict | None, description: Mapping[str, Any]) -> RocksDBKeyedStateSnapshot:
-    formats = {
+def formats_in(description: Mapping[str, Any]) -> dict[bytes, StateFormat]:
+    """Return state id -> format of every state a checkpoint's ``description`` names."""
+    return {
         state_id_bytes(state_id): StateFormat(name, kind, ttl)
         for state_id, (name, kind, ttl) in description["formats"].items()
     }
-    return RocksDBKeyedStateSnapshot(
-        None if db is None else db.iter(ReadOptions()),
-        formats,
-        max_parallelism=description["max_parallelism"],
-        kinds={},
-        times=(description["time"], description["restored_at"]),
-    )
 
 
-def _check(description: Mapping[str, Any]) -> None:
+def check_description(description: Mapping[str, Any]) -> None:
+    """Check that ``description`` is in the format this lockgate writes.
+
+    Raises:
+        ValueError: it is not.
+    """
     if description.get("format") != _FORMAT or description.get("version") != _VERSION:
         raise ValueError(
             f"a RocksDB checkpoint described as {description.get('format')!r} version "
             f"{description.get('version')!r}; this lockgate reads {_FORMAT!r} version {_VERSION}"
         )
+
+
+def _snapshot(db: Rdict | None, description: Mapping[str, Any]) -> RocksDBKeyedStateSnapshot:
+    return RocksDBKeyedStateSnapshot(
+        None if db is None else db.iter(ReadOptions()),
+        formats_in(description),
+        max_parallelism=description["max_parallelism"],
+        kinds={},
+        times=(description["time"], description["restored_at"]),
+    )

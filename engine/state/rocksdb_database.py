@@ -33,7 +33,9 @@ class StateDatabase:
     """A RocksDB database in the folder ``path``, opened on first use and deleted on close.
 
     Invariant: the folder holds only this database, and only while the database is open:
-    opening refuses a folder that already holds one, and ``close`` deletes the folder.
+    opening refuses a folder that already holds one, and ``close`` deletes the folder. A
+    restore may give it a database made elsewhere (``open_from``: a RocksDB checkpoint's
+    files), which it then owns as its own.
     Writes skip RocksDB's write-ahead log, because a failed job restores its state from a
     checkpoint and never reopens a database. Keys and values are raw bytes. A subtask
     whose operator never keeps keyed state never opens its database, so costs nothing.
@@ -67,6 +69,26 @@ class StateDatabase:
         """
         if self._db is None:
             self._db = self._open()
+        return self._db
+
+    def open_from(self, folder: Path) -> Rdict:
+        """Move the RocksDB database in ``folder`` to ``path``, open it there and return it.
+
+        For a database never opened: it becomes the one in ``folder`` (a RocksDB checkpoint's
+        files are one), whose folder is gone after, whether it opens or not.
+
+        Raises:
+            RuntimeError: the database was opened or closed before, or ``path`` exists.
+        """
+        if self._db is not None or self._closed or self.path.exists():
+            raise RuntimeError(f"the state database at {self.path} is in use; it cannot restore")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(folder, self.path)  # a rename, unless the folders are on two file systems
+        try:
+            self._db = self._open(existing=True)
+        except BaseException:
+            shutil.rmtree(self.path, ignore_errors=True)
+            raise
         return self._db
 
     def scan(self, start: bytes | None = None, end: bytes | None = None) -> Iterator[Entry]:
@@ -121,11 +143,11 @@ class StateDatabase:
             shutil.rmtree(self.path, ignore_errors=True)
             shutil.rmtree(self.checkpoints_path, ignore_errors=True)
 
-    def _open(self) -> Rdict:
+    def _open(self, *, existing: bool = False) -> Rdict:
         if self._closed:
             raise RuntimeError(f"the state database at {self.path} is closed")
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        db = Rdict(str(self.path), _options(self.options))
+        db = Rdict(str(self.path), _options(self.options, existing=existing))
         db.set_write_options(_write_options())
         return db
 
@@ -161,10 +183,11 @@ def scan_view(view: RdictIter, start: bytes | None, end: bytes | None) -> Iterat
         advance()
 
 
-def _options(tuning: RocksDBOptions) -> Options:
+def _options(tuning: RocksDBOptions, *, existing: bool) -> Options:
     options = Options(raw_mode=True)
-    options.create_if_missing(create_if_missing=True)
-    options.set_error_if_exists(enabled=True)  # the folder of an earlier database is never reused
+    # Only a restore opens files that exist (its own copies); no earlier database is reused.
+    options.create_if_missing(create_if_missing=not existing)
+    options.set_error_if_exists(enabled=not existing)
     table = BlockBasedOptions()
     table.set_bloom_filter(_BLOOM_BITS_PER_KEY, block_based=False)  # absent keys skip files
     options.set_block_based_table_factory(table)

@@ -6,8 +6,10 @@ default) for every state, and keys that begin with the key group, then a two-byt
 group first a whole key group of every state is one contiguous key range: a snapshot is split
 by key group in one ordered pass, and the seam for incremental checkpoints and rescaling
 (ingesting or deleting whole key-group ranges, as Flink's RocksDB backend does within each of
-its column families) needs no per-state bookkeeping. State ids are private to one database:
-snapshots hold state names, and every attempt starts from a new database.
+its column families) needs no per-state bookkeeping. State ids are private to one database
+and its RocksDB checkpoints: snapshots of key groups hold state names, and a RocksDB
+checkpoint's description maps its ids to names. Every attempt starts from a new database:
+an empty one, or (``restore_native``) a RocksDB checkpoint's files, with their ids.
 
 Values are pickled (see ``rocksdb_values``); a map stores one entry per user key, so map
 access never reads the whole map. Only a bounded cache of encoded keys lives in Python: the
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, TypeVar, overload
 
 from lockgate.engine.clock import Clock, SystemClock
@@ -38,7 +41,7 @@ from lockgate.engine.state.descriptors import (
     StateDescriptor,
     ValueStateDescriptor,
 )
-from lockgate.engine.state.keyed import KeyedStateStatistics
+from lockgate.engine.state.keyed import KeyedStateRestore, KeyedStateStatistics
 from lockgate.engine.state.list_state import ListState
 from lockgate.engine.state.map_state import MapState
 from lockgate.engine.state.reducing_state import ReducingState
@@ -49,6 +52,7 @@ from lockgate.engine.state.rocksdb_keys import KeyCodec, state_id_bytes, unframe
 from lockgate.engine.state.rocksdb_loader import StateLoader
 from lockgate.engine.state.rocksdb_map_state import RocksDBMapState
 from lockgate.engine.state.rocksdb_options import RocksDBOptions
+from lockgate.engine.state.rocksdb_restore import RestoredFiles
 from lockgate.engine.state.rocksdb_snapshot import RocksDBKeyedStateSnapshot, StateFormat
 from lockgate.engine.state.rocksdb_states import (
     RocksDBAggregatingState,
@@ -92,8 +96,9 @@ class RocksDBKeyedStateStore:
 
     Invariant: ``snapshot`` is O(1) and consistent: it pins the database as it is (a RocksDB
     iterator), which ``by_key_group`` reads later, in another thread, while writes go on.
-    The database lives in the folder ``path`` (created on first use; it must not hold a
-    database already), and ``close`` deletes it. Keys are encoded as ``rocksdb_keys`` says:
+    The database lives in the folder ``path`` (created on first use, or moved there from a
+    RocksDB checkpoint's files by ``restore_native``; it must not hold a database already),
+    and ``close`` deletes it. Keys are encoded as ``rocksdb_keys`` says:
     equal keys give equal bytes, and a map state's user keys of types other than str, bytes,
     int, float, bool, None and tuples must pickle to equal bytes whenever they are equal.
     """
@@ -107,6 +112,7 @@ class RocksDBKeyedStateStore:
         "_ids",
         "_kinds",
         "_last_id",
+        "_restore",
         "_restored_at",
         "_snapshots",
         "current_key",
@@ -136,6 +142,7 @@ class RocksDBKeyedStateStore:
         self._last_id = 0
         self._formats: dict[bytes, StateFormat] = {}  # by state id
         self._restored_at = 0.0
+        self._restore: KeyedStateRestore = "none"
         self._snapshots = 0
 
     @property
@@ -263,6 +270,7 @@ class RocksDBKeyedStateStore:
         """
         self._kinds.restore(kinds or {})
         self._restored_at = self._clock.now()
+        self._restore = "key_groups"
         for name in kinds or {}:
             self._state_id(name)
         if not any(groups.values()):
@@ -274,10 +282,40 @@ class RocksDBKeyedStateStore:
                 loader.load(state_id, self._formats[state_id].kind, values)
         loader.flush()
 
+    def restore_native(
+        self,
+        folder: Path,
+        description: Mapping[str, Any],
+        kinds: Mapping[str, str] | None = None,
+    ) -> None:
+        """Take the files of a RocksDB checkpoint in ``folder`` as the database, as they are.
+
+        Meant for a fresh store of the key-group range the checkpoint's store had: the
+        restore Flink makes at an unchanged parallelism. ``folder`` holds every file of a
+        ``RocksDBCheckpointSnapshot`` that described itself as ``description`` (state ids,
+        names, kinds and TTLs); it becomes the database (moved, so gone after), and no
+        value is read or written again, but those of states with a TTL, which expire as
+        ``restore`` makes them (see ``RestoredFiles``). ``kinds`` as ``restore`` takes them.
+
+        Raises:
+            ValueError: a description of another format or max parallelism.
+            RuntimeError: the store's database was opened before.
+        """
+        files = RestoredFiles.described(description, self._codec.max_parallelism)
+        self._kinds.restore(kinds or {})
+        self._restored_at = self._clock.now()
+        files.restart_deadlines(self._database.open_from(folder), self._codec.max_parallelism)
+        self._formats = dict(files.formats)
+        self._ids = {state.name: state_id for state_id, state in files.formats.items()}
+        self._last_id = files.last_id
+        self._restore = "files"
+        for name in kinds or {}:
+            self._state_id(name)
+
     def statistics(self) -> KeyedStateStatistics:
-        """Return the states held, RocksDB's estimate of the entries, and snapshots taken."""
+        """Return the states held, RocksDB's estimate of the entries, snapshots, the restore."""
         entries = self._database.estimate_entries()
-        return KeyedStateStatistics(len(self._formats), entries, self._snapshots, 0)
+        return KeyedStateStatistics(len(self._formats), entries, self._snapshots, 0, self._restore)
 
     def close(self) -> None:
         """Close the database and delete its folder; the state is gone."""

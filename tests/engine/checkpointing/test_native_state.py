@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pickle
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -31,6 +33,14 @@ def native_snapshot() -> OperatorSnapshot:
 def test_a_snapshot_with_native_keyed_state_survives_encoding_and_decoding() -> None:
     snapshot = native_snapshot()
     assert decode_snapshot(encode_snapshot(snapshot)) == snapshot
+
+
+def test_the_folder_a_restore_downloaded_the_files_into_is_never_stored() -> None:
+    snapshot = native_snapshot()
+    assert snapshot.native is not None
+    downloaded = replace(snapshot, native=replace(snapshot.native, folder=Path("/tmp/restore")))
+
+    assert decode_snapshot(encode_snapshot(downloaded)) == snapshot
 
 
 def test_a_snapshot_with_native_keyed_state_is_never_empty() -> None:

@@ -1,8 +1,10 @@
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from lockgate.engine.checkpointing.channel_state import ChannelId
+from lockgate.engine.checkpointing.native_state import NativeKeyedState
 from lockgate.engine.checkpointing.restore import even_split, redistribute
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot
 from lockgate.engine.partitioning import key_group_for, key_group_range, subtask_for_key_group
@@ -167,3 +169,22 @@ def test_channels_without_records_do_not_stop_a_rescaling() -> None:
     new = redistribute([idle], 2, 8)
 
     assert [s.input_channels for s in new] == [{}, {}]
+
+
+def native(subtask: int) -> NativeKeyedState:
+    return NativeKeyedState("rocksdb", {"subtask": subtask}, folder=Path(f"download-{subtask}"))
+
+
+def test_native_keyed_state_stays_with_its_subtask_at_the_same_parallelism() -> None:
+    old = [OperatorSnapshot("sums", native=native(index)) for index in range(2)]
+
+    new = redistribute(old, 2, 8)
+
+    assert [snapshot.native for snapshot in new] == [native(0), native(1)]
+
+
+def test_native_keyed_state_cannot_be_redistributed_to_another_parallelism() -> None:
+    old = [OperatorSnapshot("sums", native=native(index)) for index in range(2)]
+
+    with pytest.raises(ValueError, match="read them into key groups"):
+        redistribute(old, 3, 8)
