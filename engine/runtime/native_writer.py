@@ -95,7 +95,9 @@ class NativeSnapshotWriter:
 
     async def _upload_file(self, file: NativeFile, name: str) -> StateHandle:
         data = await anyio.to_thread.run_sync(file.path.read_bytes)
-        return await self.storage.write_shared(self.job_name, name, data)
+        with anyio.CancelScope(shield=True):  # a cancel waits for the handle, to delete it
+            handle = await self.storage.write_shared(self.job_name, name, data)
+        return handle
 
     async def _write_main(
         self, checkpoint_id: int, capture: StateCapture, file_name: str, native: NativeKeyedState

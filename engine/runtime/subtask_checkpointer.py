@@ -201,14 +201,20 @@ class SubtaskCheckpointer:
         keyed = {c.uid: c.keyed for c in captures if c.uid in plans}
         encoded = await self._encode(captures, encode_snapshot_measured, bases)
         handles: dict[str, StateHandle] = {}
-        for uid, (data, _) in encoded:
-            if uid in plans:
-                handles[uid] = await self._write_increment(barrier, uid, data, plans[uid])
-                self._record(barrier.checkpoint_id, uid, keyed[uid], handles[uid])
-            else:
-                handles[uid] = await self.context.storage.write_state(
-                    self.context.job_name, barrier.checkpoint_id, self._file_name(uid), data
-                )
+        new: list[StateHandle] = []  # shared files written: deleted if the write fails
+        try:
+            for uid, (data, _) in encoded:
+                if uid in plans:
+                    handles[uid] = await self._write_increment(barrier, uid, data, plans[uid], new)
+                    self._record(barrier.checkpoint_id, uid, keyed[uid], handles[uid])
+                else:
+                    handles[uid] = await self.context.storage.write_state(
+                        self.context.job_name, barrier.checkpoint_id, self._file_name(uid), data
+                    )
+        except BaseException:  # a storage failure, or cancelled: no checkpoint will use them
+            with anyio.CancelScope(shield=True):
+                await self.context.storage.discard_shared(new)
+            raise
         return handles, sum(in_flight for _, (_, in_flight) in encoded)
 
     async def _write_natives(
@@ -260,10 +266,17 @@ class SubtaskCheckpointer:
         }
 
     async def _write_increment(
-        self, barrier: CheckpointBarrier, uid: str, data: bytes, base: Increment | None
+        self,
+        barrier: CheckpointBarrier,
+        uid: str,
+        data: bytes,
+        base: Increment | None,
+        new: list[StateHandle],
     ) -> StateHandle:
         name = f"{self._file_name(uid)}-{self.context.run_id}-{barrier.checkpoint_id}"
-        handle = await self.context.storage.write_shared(self.context.job_name, name, data)
+        with anyio.CancelScope(shield=True):  # a cancel waits for the handle, to delete it
+            handle = await self.context.storage.write_shared(self.context.job_name, name, data)
+        new.append(handle)
         return handle if base is None else replace(handle, shared=base.chain())
 
     def _record(
