@@ -156,11 +156,15 @@ async def test_processing_time_timers_fire_on_the_jobs_clock() -> None:
     assert sorted(reminded.results) == [0, 1, 2]
 
 
-@pytest.mark.parametrize("backend", ["memory", "rocksdb"])
-async def test_timers_survive_a_failure_and_fire_once_after_recovery(backend: str) -> None:
+@pytest.mark.parametrize(
+    ("backend", "incremental"), [("memory", False), ("rocksdb", False), ("rocksdb", True)]
+)
+async def test_timers_survive_a_failure_and_fire_once_after_recovery(
+    backend: str, incremental: bool
+) -> None:
     fail = FailOnce()
     env = StreamEnvironment(parallelism=2, batch_size=16)
-    env.set_state_backend(backend)
+    env.set_state_backend(backend, incremental=incremental)
     env.enable_checkpointing(0.02)
     env.set_restart_strategy(RestartStrategy.fixed_delay(attempts=3, delay=0.0))
     sink = CollectSink()
@@ -174,9 +178,11 @@ async def test_timers_survive_a_failure_and_fire_once_after_recovery(backend: st
         .sink_to(sink, uid="out")
     )
 
-    await env.execute("timers-recovered")
+    result = await env.execute("timers-recovered")
 
     assert fail.fired, "the injected failure never fired: the test proves nothing"
+    restored_from = {stats.restore for stats in result.metrics.keyed_state("counts")}
+    assert restored_from == ({"files"} if incremental else {"key_groups"})
     # every key's timer was set before the checkpoint, so only the restored timers can fire
     assert sorted(sink.results) == [
         ("fired", key, key + 10_000.0, 200, TimeDomain.EVENT_TIME) for key in range(5)
