@@ -18,20 +18,7 @@ from lockgate.engine import StreamEnvironment
 
 from .checkpoint_jobs import cancel_and_wait
 from .savepoint_jobs import Topic, TopicSource
-
-
-class GatedCollectSink(CollectSink[Any]):
-    """A ``CollectSink`` whose writes wait until ``release`` is set."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.writing = anyio.Event()
-        self.release = anyio.Event()
-
-    async def write(self, txn: Any, records: list[Any]) -> None:
-        self.writing.set()
-        await self.release.wait()
-        await super().write(txn, records)
+from .unaligned_jobs import GatedCollectSink
 
 
 def numbers_job(sink: CollectSink[Any], topic: Topic) -> StreamEnvironment:

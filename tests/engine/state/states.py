@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
-from lockgate.engine.state import AggregateFunction, KeyedStateSnapshot, KeyedStateStore
+from lockgate.engine.state import (
+    AggregateFunction,
+    AggregatingStateDescriptor,
+    KeyedStateSnapshot,
+    KeyedStateStore,
+    ListStateDescriptor,
+    MapStateDescriptor,
+    ReducingStateDescriptor,
+    StateTtlConfig,
+    ValueStateDescriptor,
+)
 
 MAX_PARALLELISM = 128
 
@@ -68,3 +79,14 @@ class EveryState:
             self.reducing.get(),
             self.aggregating.get(),
         )
+
+
+TTL = StateTtlConfig(10.0)
+DESCRIPTORS = (
+    ValueStateDescriptor[int]("value", ttl=TTL),
+    ListStateDescriptor[int]("list"),
+    MapStateDescriptor[str, int]("map", ttl=TTL),
+    ReducingStateDescriptor[int]("reducing", operator.add),
+    AggregatingStateDescriptor("aggregating", Average()),
+)
+"""One state of every kind, two of them with a TTL: what the RocksDB file tests write."""

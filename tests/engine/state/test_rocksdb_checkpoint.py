@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import operator
 from pathlib import Path
 from typing import Any
 
@@ -10,28 +9,11 @@ import pytest
 
 from lockgate.engine.clock import ManualClock
 from lockgate.engine.partitioning import key_group_for
-from lockgate.engine.state import (
-    AggregatingStateDescriptor,
-    ListStateDescriptor,
-    MapStateDescriptor,
-    ReducingStateDescriptor,
-    StateTtlConfig,
-    ValueStateDescriptor,
-)
 from lockgate.engine.state.native_snapshot import is_native, native_key_groups
 from lockgate.engine.state.rocksdb_checkpoint import RocksDBCheckpointSnapshot, key_groups_in
 from lockgate.engine.state.rocksdb_store import RocksDBKeyedStateStore
 
-from .states import MAX_PARALLELISM, Average, EveryState, flat_groups
-
-TTL = StateTtlConfig(10.0)
-DESCRIPTORS = (
-    ValueStateDescriptor[int]("value", ttl=TTL),
-    ListStateDescriptor[int]("list"),
-    MapStateDescriptor[str, int]("map", ttl=TTL),
-    ReducingStateDescriptor[int]("reducing", operator.add),
-    AggregatingStateDescriptor("aggregating", Average()),
-)
+from .states import DESCRIPTORS, MAX_PARALLELISM, EveryState, flat_groups
 
 
 @pytest.fixture

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import operator
 import shutil
 from pathlib import Path
 from typing import Any
@@ -11,26 +10,13 @@ import pytest
 
 from lockgate.engine.clock import ManualClock
 from lockgate.engine.state import (
-    AggregatingStateDescriptor,
-    ListStateDescriptor,
-    MapStateDescriptor,
-    ReducingStateDescriptor,
-    StateTtlConfig,
     ValueStateDescriptor,
 )
 from lockgate.engine.state.rocksdb_checkpoint import key_groups_in
 from lockgate.engine.state.rocksdb_store import RocksDBKeyedStateStore
 
-from .states import MAX_PARALLELISM, Average, EveryState
+from .states import DESCRIPTORS, MAX_PARALLELISM, EveryState
 
-TTL = StateTtlConfig(10.0)
-DESCRIPTORS = (
-    ValueStateDescriptor[int]("value", ttl=TTL),
-    ListStateDescriptor[int]("list"),
-    MapStateDescriptor[str, int]("map", ttl=TTL),
-    ReducingStateDescriptor[int]("reducing", operator.add),
-    AggregatingStateDescriptor("aggregating", Average()),
-)
 RESTORES = ("files", "key_groups")
 
 
