@@ -22,6 +22,7 @@ __all__ = [
     "ReducingStateDescriptor",
     "StateDescriptor",
     "ValueStateDescriptor",
+    "check_keyed",
     "kind_of",
 ]
 
@@ -115,3 +116,11 @@ def kind_of(descriptor: StateDescriptor) -> str:
         if isinstance(descriptor, cls):
             return kind
     raise TypeError(f"state '{descriptor.name}' has no keyed state kind: {descriptor!r}")
+
+
+def check_keyed(descriptor: StateDescriptor) -> None:
+    """Raise ``TypeError`` unless ``descriptor`` is one of the five keyed state descriptors."""
+    if not isinstance(descriptor, tuple(cls for cls, _ in _KINDS)):
+        raise TypeError(
+            f"state '{descriptor.name}' needs a keyed state descriptor; got {descriptor}"
+        )

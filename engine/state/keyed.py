@@ -15,6 +15,7 @@ from lockgate.engine.state.descriptors import (
     ReducingStateDescriptor,
     StateDescriptor,
     ValueStateDescriptor,
+    check_keyed,
 )
 from lockgate.engine.state.entry import FROZEN, StateEntry
 from lockgate.engine.state.keyed_snapshot import KeyedStateSnapshot
@@ -48,13 +49,6 @@ IN = TypeVar("IN")
 ACC = TypeVar("ACC")
 OUT = TypeVar("OUT")
 
-_KEYED = (
-    ValueStateDescriptor,
-    ListStateDescriptor,
-    MapStateDescriptor,
-    ReducingStateDescriptor,
-    AggregatingStateDescriptor,
-)
 
 # States whose tables hold StateEntry containers, and how a snapshot makes them plain.
 _CONTAINERS: tuple[tuple[type[StateDescriptor], Callable[[Any], Any]], ...] = (
@@ -210,10 +204,7 @@ class KeyedStateStore:
             TypeError: ``descriptor`` is not one of the five keyed state descriptors.
             IncompatibleState: the state was restored as another kind.
         """
-        if not isinstance(descriptor, _KEYED):
-            raise TypeError(
-                f"state '{descriptor.name}' needs a keyed state descriptor; got {descriptor}"
-            )
+        check_keyed(descriptor)
         table = self.table(descriptor)
         if descriptor.ttl is not None:
             return self._ttl_state(descriptor, table)

@@ -40,6 +40,7 @@ from lockgate.engine.state.descriptors import (
     ReducingStateDescriptor,
     StateDescriptor,
     ValueStateDescriptor,
+    check_keyed,
 )
 from lockgate.engine.state.keyed import KeyedStateRestore, KeyedStateStatistics
 from lockgate.engine.state.list_state import ListState
@@ -73,13 +74,6 @@ IN = TypeVar("IN")
 ACC = TypeVar("ACC")
 OUT = TypeVar("OUT")
 
-_KEYED = (
-    ValueStateDescriptor,
-    ListStateDescriptor,
-    MapStateDescriptor,
-    ReducingStateDescriptor,
-    AggregatingStateDescriptor,
-)
 _TABLE_KINDS = ("value", "reducing")
 _RESHAPED_KINDS = ("list", "map")  # stored otherwise than as one pickled value per key
 _KEY_START = 4
@@ -195,10 +189,7 @@ class RocksDBKeyedStateStore:
             TypeError: ``descriptor`` is not one of the five keyed state descriptors.
             IncompatibleState: the state was restored as another kind.
         """
-        if not isinstance(descriptor, _KEYED):
-            raise TypeError(
-                f"state '{descriptor.name}' needs a keyed state descriptor; got {descriptor}"
-            )
+        check_keyed(descriptor)
         self._declare(descriptor)
         access = self._access(descriptor)
         match descriptor:
