@@ -23,9 +23,13 @@ from lockgate.engine import (
 from lockgate.engine.runtime.restore_loader import load_restored_state
 from lockgate.engine.testing import AwaitCheckpoint, FailOnce
 
-from .checkpoint_jobs import cancel_and_wait
 from .savepoint_jobs import Topic, TopicSource
-from .unaligned_jobs import GatedCollectSink, SlowCollectSink, filled_topic, trigger
+from .unaligned_jobs import (
+    GatedCollectSink,
+    SlowCollectSink,
+    checkpoint_when_full,
+    filled_topic,
+)
 
 ODD = OutputTag[int]("odd")
 FAILED = OutputTag[int]("failed")
@@ -162,17 +166,7 @@ async def checkpoint_of_a_full_side_edge(
     """Run until the side sink's channels are full, take an unaligned checkpoint, cancel."""
     sink = GatedCollectSink()
     env = side_job(filled_topic(RESTORED), sink, storage)
-    completed: list[CompletedCheckpoint] = []
-    with anyio.fail_after(10):
-        async with env.start("side") as job:
-            await sink.writing.wait()
-            await anyio.wait_all_tasks_blocked()  # every channel is full
-            async with anyio.create_task_group() as group:
-                group.start_soon(trigger, job, completed)
-                await anyio.wait_all_tasks_blocked()  # the barriers overtook the records
-                sink.release.set()
-            await cancel_and_wait(job)
-    return completed[0], env
+    return await checkpoint_when_full(env, sink, "side"), env
 
 
 async def side_edge_records(

@@ -24,7 +24,7 @@ from lockgate.engine import (
 
 from .checkpoint_jobs import cancel_and_wait
 from .savepoint_jobs import Topic, TopicSource
-from .unaligned_jobs import GatedCollectSink, filled_topic, trigger
+from .unaligned_jobs import GatedCollectSink, checkpoint_when_full, filled_topic
 
 RECORDS, BATCH, CAPACITY = 3_000, 16, 64
 
@@ -63,17 +63,7 @@ async def checkpoint_of_full_channels(
     sink = sink or GatedCollectSink()
     assert isinstance(sink, GatedCollectSink)
     env = tagging_job(filled_topic(), sink, storage, unaligned=unaligned)
-    completed: list[CompletedCheckpoint] = []
-    with anyio.fail_after(10):
-        async with env.start("tags") as job:
-            await sink.writing.wait()
-            await anyio.wait_all_tasks_blocked()  # every channel is full
-            async with anyio.create_task_group() as group:
-                group.start_soon(trigger, job, completed)
-                await anyio.wait_all_tasks_blocked()  # the barriers overtook the records
-                sink.release.set()
-            await cancel_and_wait(job)
-    return completed[0]
+    return await checkpoint_when_full(env, sink, "tags")
 
 
 async def restored_results(

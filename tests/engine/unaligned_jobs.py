@@ -30,6 +30,7 @@ from lockgate.engine import (
 )
 from lockgate.engine.testing import AwaitCheckpoint, FailOnce
 
+from .checkpoint_jobs import cancel_and_wait
 from .savepoint_jobs import Topic
 
 SOURCES = 3
@@ -214,3 +215,23 @@ def filled_topic(records: int = 3_000) -> Topic:
 async def trigger(job: JobClient, completed: list[CompletedCheckpoint]) -> None:
     """Trigger a checkpoint of ``job``; append it to ``completed`` once it completes."""
     completed.append(await job.trigger_checkpoint())
+
+
+async def checkpoint_when_full(
+    env: StreamEnvironment, sink: GatedCollectSink, name: str
+) -> CompletedCheckpoint:
+    """Start ``env``'s job, let its channels fill up behind ``sink``, checkpoint it, cancel it.
+
+    The sink's writes wait until the barriers have gone as far as they can; then it runs.
+    """
+    completed: list[CompletedCheckpoint] = []
+    with anyio.fail_after(10):
+        async with env.start(name) as job:
+            await sink.writing.wait()
+            await anyio.wait_all_tasks_blocked()  # every channel is full
+            async with anyio.create_task_group() as group:
+                group.start_soon(trigger, job, completed)
+                await anyio.wait_all_tasks_blocked()  # the barriers overtook the records
+                sink.release.set()
+            await cancel_and_wait(job)
+    return completed[0]
