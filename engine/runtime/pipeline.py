@@ -127,6 +127,9 @@ class OperatorPipeline:
         """Fire the processing-time timers the clock reached; run what they emit on."""
         now = self.clock.now()
         for index, operator in self.timed:
+            due = operator.next_processing_timer()
+            if due is None or due > now:
+                continue
             with self.stages[index][1]:
                 records = operator.fire_processing_timers(now)
             await self._emit_from(index + 1, records)
