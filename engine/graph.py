@@ -10,6 +10,7 @@ from typing import Any
 from lockgate.engine.async_map import AsyncMapSpec
 from lockgate.engine.errors import GraphError
 from lockgate.engine.side_outputs import OutputTag
+from lockgate.engine.state.aggregate_function import AggregateFunction
 from lockgate.engine.watermarks import WatermarkStrategy
 
 __all__ = [
@@ -39,6 +40,7 @@ class OperatorKind(enum.Enum):
     FILTER = "filter"
     FLAT_MAP = "flat_map"
     REDUCE = "reduce"
+    AGGREGATE = "aggregate"
     PROCESS = "process"
     ASYNC_MAP = "async_map"
     TIMESTAMPS = "timestamps"
@@ -47,7 +49,7 @@ class OperatorKind(enum.Enum):
     @property
     def needs_keyed_input(self) -> bool:
         """Whether the operator keeps per-key state and so needs ``key_by`` upstream."""
-        return self in (OperatorKind.REDUCE, OperatorKind.PROCESS)
+        return self in (OperatorKind.REDUCE, OperatorKind.AGGREGATE, OperatorKind.PROCESS)
 
     @property
     def is_stateful(self) -> bool:
@@ -55,6 +57,7 @@ class OperatorKind(enum.Enum):
         return self in (
             OperatorKind.SOURCE,
             OperatorKind.REDUCE,
+            OperatorKind.AGGREGATE,
             OperatorKind.PROCESS,
             OperatorKind.ASYNC_MAP,
             OperatorKind.SINK,
@@ -202,6 +205,11 @@ class JobGraph:
 def _check_options(node: OperatorNode) -> None:
     if node.kind is OperatorKind.TIMESTAMPS:
         _check_strategy(node)
+    if node.kind is OperatorKind.AGGREGATE and not isinstance(node.function, AggregateFunction):
+        raise GraphError(
+            f"aggregate '{node.uid}' needs an AggregateFunction (create_accumulator, add, "
+            f"get_result); got {node.function!r}; for a function of two records use reduce()"
+        )
     if node.kind is OperatorKind.ASYNC_MAP:
         if not isinstance(node.function, AsyncMapSpec):
             raise GraphError(f"async_map '{node.uid}' needs an AsyncMapSpec; use async_map()")

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from lockgate.engine.environment import StreamEnvironment
     from lockgate.engine.functions import KeyedProcessFunction
     from lockgate.engine.sinks import Sink
+    from lockgate.engine.state import AggregateFunction
     from lockgate.engine.watermarks import WatermarkStrategy
 
 __all__ = ["DataStream", "DataStreamSink", "KeyedStream", "Producer"]
@@ -95,6 +96,23 @@ class DataStream(Generic[T]):
     ) -> DataStream[T]:
         """Per key, emit the running ``fn(previous, record)`` (needs a keyed stream)."""
         return self._then(OperatorKind.REDUCE, fn, uid, name, parallelism)
+
+    def aggregate(
+        self,
+        fn: AggregateFunction[T, Any, R],
+        *,
+        uid: str | None = None,
+        name: str | None = None,
+        parallelism: int | None = None,
+    ) -> DataStream[R]:
+        """Per key, fold each record into an accumulator and emit its result (needs a keyed stream).
+
+        A rolling aggregate: the key's accumulator starts as ``fn.create_accumulator()``,
+        takes each record through ``fn.add`` and is kept in keyed state (so checkpoints,
+        savepoints and rescaling carry it); after each record ``fn.get_result`` is emitted.
+        ``add`` may change the accumulator in place: a snapshot never sees the change.
+        """
+        return self._then(OperatorKind.AGGREGATE, fn, uid, name, parallelism)
 
     def process(
         self,

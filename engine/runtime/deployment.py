@@ -29,6 +29,7 @@ from lockgate.engine.runtime.input_channel_state import InputChannelState
 from lockgate.engine.runtime.input_gate import InputGate
 from lockgate.engine.runtime.operators import Operator, create_operator
 from lockgate.engine.runtime.output_gate import OutputGate, OutputPartition
+from lockgate.engine.runtime.rolling import AggregateOperator, ReduceOperator
 from lockgate.engine.runtime.scope import OperatorScope
 from lockgate.engine.runtime.subtask import SubtaskActor, SubtaskSettings
 from lockgate.engine.runtime.subtask_checkpointer import CheckpointContext, SubtaskCheckpointer
@@ -301,6 +302,8 @@ def _operator_class(node: OperatorNode) -> Callable[..., Operator]:
 
 
 _RUNTIME_CLASSES: dict[OperatorKind, Callable[..., Operator]] = {
+    OperatorKind.REDUCE: ReduceOperator,
+    OperatorKind.AGGREGATE: AggregateOperator,
     OperatorKind.ASYNC_MAP: AsyncWaitOperator,
     OperatorKind.TIMESTAMPS: TimestampsOperator,
 }

@@ -34,15 +34,18 @@ from lockgate.engine.state import (
     KeyedStateStore,
     OperatorStateSnapshot,
     OperatorStateStore,
-    ValueStateDescriptor,
 )
 from lockgate.engine.state.native_snapshot import NativeSnapshots
 from lockgate.engine.timers import TIMER_STATES, KeyedTimers, TimeDomain, TimerQueue, TimerService
 
-__all__ = ["Operator", "StateCapture", "create_operator", "own_copy", "with_channel_state"]
-
-_MISSING = object()
-_REDUCED = ValueStateDescriptor[Any]("reduced")
+__all__ = [
+    "Operator",
+    "StateCapture",
+    "create_operator",
+    "key_selector",
+    "own_copy",
+    "with_channel_state",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,36 +254,6 @@ class FlatMapOperator(Operator):
         return out
 
 
-class ReduceOperator(Operator):
-    """Per key, keeps ``fn(previous, record)`` in keyed state and emits it."""
-
-    def __init__(
-        self,
-        node: OperatorNode,
-        restored: OperatorSnapshot | None = None,
-        clock: Clock | None = None,
-        *,
-        keyed_state: KeyedStateBackend | None = None,
-    ) -> None:
-        super().__init__(node, restored, clock, keyed_state=keyed_state)
-        self._fn: Callable[[Any, Any], Any] = self.function
-        self._key_of = _key_selector(node)
-        self._table = self.keyed_state.table(_REDUCED)
-
-    def process_batch(self, records: list[Any]) -> list[Any]:
-        """Fold each record into its key's running value and emit the new value."""
-        fn, key_of, table = self._fn, self._key_of, self._table
-        out: list[Any] = []
-        append = out.append
-        for record in records:
-            key = key_of(record)
-            previous = table.get(key, _MISSING)
-            value = record if previous is _MISSING else fn(previous, record)
-            table[key] = value
-            append(value)
-        return out
-
-
 class ProcessOperator(Operator):
     """Runs a ``KeyedProcessFunction``, its own copy per subtask, under each record's key."""
 
@@ -294,7 +267,7 @@ class ProcessOperator(Operator):
     ) -> None:
         super().__init__(node, restored, clock, keyed_state=keyed_state)
         self._fn: KeyedProcessFunction[Any, Any, Any] = self.function
-        self._key_of = _key_selector(node)
+        self._key_of = key_selector(node)
         self._clock: Clock = clock or SystemClock()
         self._timers: KeyedTimers | None = None
         self._timer_service: TimerService | None = None
@@ -381,7 +354,8 @@ def own_copy(function: Any) -> Any:
     return copy.deepcopy(function) if stateful else function
 
 
-def _key_selector(node: OperatorNode) -> Callable[[Any], Any]:
+def key_selector(node: OperatorNode) -> Callable[[Any], Any]:
+    """The key selector of a node the graph validated as keyed."""
     assert node.key_selector is not None, f"operator '{node.uid}' was validated as keyed"
     return node.key_selector
 
@@ -390,7 +364,6 @@ _OPERATORS: dict[OperatorKind, type[Operator]] = {
     OperatorKind.MAP: MapOperator,
     OperatorKind.FILTER: FilterOperator,
     OperatorKind.FLAT_MAP: FlatMapOperator,
-    OperatorKind.REDUCE: ReduceOperator,
     OperatorKind.PROCESS: ProcessOperator,
 }
 
@@ -402,7 +375,7 @@ def create_operator(
     *,
     keyed_state: KeyedStateBackend | None = None,
 ) -> Operator:
-    """Build the runtime operator for a map, filter, flat_map, reduce or process node.
+    """Build the runtime operator for a map, filter, flat_map or process node.
 
     The operator owns ``keyed_state`` once built (a new heap store if none is given).
     """
