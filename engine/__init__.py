@@ -15,6 +15,7 @@ from lockgate.engine.checkpointing.storage import (
 )
 from lockgate.engine.client import JobClient, JobResult
 from lockgate.engine.clock import Clock, ManualClock, SystemClock
+from lockgate.engine.connected_streams import ConnectedStreams
 from lockgate.engine.environment import StreamEnvironment
 from lockgate.engine.errors import (
     CheckpointError,
@@ -32,6 +33,7 @@ from lockgate.engine.functions import (
     CheckpointedFunction,
     FunctionInitializationContext,
     FunctionSnapshotContext,
+    KeyedCoProcessFunction,
     KeyedProcessFunction,
     ProcessContext,
     RuntimeContext,
@@ -115,6 +117,7 @@ __all__ = [
     "TwoPhaseCommitWriter",
     "CheckpointBarrier",
     "Clock",
+    "ConnectedStreams",
     "DataStream",
     "DataStreamSink",
     "EndOfInput",
@@ -126,6 +129,7 @@ __all__ = [
     "JobMetrics",
     "JobResult",
     "JobStatus",
+    "KeyedCoProcessFunction",
     "KeyedProcessFunction",
     "KeyedStream",
     "ManualClock",

@@ -32,6 +32,7 @@ __all__ = [
     "CheckpointedFunction",
     "FunctionInitializationContext",
     "FunctionSnapshotContext",
+    "KeyedCoProcessFunction",
     "KeyedProcessFunction",
     "ProcessContext",
     "RuntimeContext",
@@ -40,6 +41,7 @@ __all__ = [
 K = TypeVar("K")
 I = TypeVar("I")  # noqa: E741 - Flink's name for the input type
 O = TypeVar("O")  # noqa: E741 - Flink's name for the output type
+I2 = TypeVar("I2")
 V = TypeVar("V")
 UK = TypeVar("UK")
 UV = TypeVar("UV")
@@ -227,6 +229,41 @@ class KeyedProcessFunction(Generic[K, I, O]):
 
         ``ctx.time_domain`` says whether the watermark or the clock reached ``timestamp``.
         """
+        return None
+
+    def close(self) -> None:
+        """Release resources."""
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}>"
+
+
+class KeyedCoProcessFunction(Generic[K, I, I2, O]):
+    """A function over two connected keyed streams, with per-key state shared by both.
+
+    Flink's ``KeyedCoProcessFunction``: ``stream1.connect(stream2).key_by(key1, key2)``
+    routes records of both inputs with equal keys to the same subtask, so that
+    ``process_element1`` (a record of the first input) and ``process_element2`` (the second)
+    see the same keyed state, declared in ``open``. Both return (or yield) the records to
+    emit, may send to side outputs with ``ctx.output`` and set timers with
+    ``ctx.timer_service()``; ``on_timer`` runs under a timer's key when it fires. The
+    operator's watermark is the minimum of both inputs'. Typical use: enrich one stream with
+    the latest value of another (rules, rates, profiles) per key.
+    """
+
+    def open(self, context: RuntimeContext) -> None:
+        """Declare state and acquire resources."""
+
+    def process_element1(self, value: I, ctx: ProcessContext[K]) -> Iterable[O] | None:
+        """Handle one record of the first input; return or yield the records to emit."""
+        raise NotImplementedError(f"{type(self).__name__} must implement process_element1")
+
+    def process_element2(self, value: I2, ctx: ProcessContext[K]) -> Iterable[O] | None:
+        """Handle one record of the second input; return or yield the records to emit."""
+        raise NotImplementedError(f"{type(self).__name__} must implement process_element2")
+
+    def on_timer(self, timestamp: float, ctx: ProcessContext[K]) -> Iterable[O] | None:
+        """Handle a timer of the current key that fired; return or yield records to emit."""
         return None
 
     def close(self) -> None:

@@ -42,6 +42,7 @@ class OperatorKind(enum.Enum):
     REDUCE = "reduce"
     AGGREGATE = "aggregate"
     PROCESS = "process"
+    CO_PROCESS = "co_process"
     ASYNC_MAP = "async_map"
     TIMESTAMPS = "timestamps"
     SINK = "sink"
@@ -49,7 +50,7 @@ class OperatorKind(enum.Enum):
     @property
     def needs_keyed_input(self) -> bool:
         """Whether the operator keeps per-key state and so needs ``key_by`` upstream."""
-        return self in (OperatorKind.REDUCE, OperatorKind.AGGREGATE, OperatorKind.PROCESS)
+        return self in _KEYED
 
     @property
     def is_stateful(self) -> bool:
@@ -59,9 +60,18 @@ class OperatorKind(enum.Enum):
             OperatorKind.REDUCE,
             OperatorKind.AGGREGATE,
             OperatorKind.PROCESS,
+            OperatorKind.CO_PROCESS,
             OperatorKind.ASYNC_MAP,
             OperatorKind.SINK,
         )
+
+
+_KEYED = (
+    OperatorKind.REDUCE,
+    OperatorKind.AGGREGATE,
+    OperatorKind.PROCESS,
+    OperatorKind.CO_PROCESS,
+)
 
 
 @dataclass(eq=False)
@@ -233,10 +243,10 @@ def _check_strategy(node: OperatorNode) -> None:
 def side_output_problem(node: OperatorNode, tag: OutputTag[Any]) -> str | None:
     """Why ``node`` cannot emit to side output ``tag``, naming its uid; ``None`` if it can.
 
-    A ``process`` function emits to any tag (``ctx.output``); an ``async_map`` only to the tag
-    given as its ``on_failure``; no other kind has side outputs.
+    A ``process`` function (one input or two) emits to any tag (``ctx.output``); an
+    ``async_map`` only to the tag given as its ``on_failure``; no other kind has side outputs.
     """
-    if node.kind is OperatorKind.PROCESS:
+    if node.kind in (OperatorKind.PROCESS, OperatorKind.CO_PROCESS):
         return None
     if node.kind is OperatorKind.ASYNC_MAP:
         policy = node.function.on_failure

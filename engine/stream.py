@@ -12,6 +12,7 @@ from lockgate.engine.graph import OperatorKind, OperatorNode, Partitioning, side
 from lockgate.engine.side_outputs import OutputTag
 
 if TYPE_CHECKING:
+    from lockgate.engine.connected_streams import ConnectedStreams
     from lockgate.engine.environment import StreamEnvironment
     from lockgate.engine.functions import KeyedProcessFunction
     from lockgate.engine.sinks import Sink
@@ -216,6 +217,16 @@ class DataStream(Generic[T]):
     def forward(self) -> DataStream[T]:
         """Send records to the next operator's subtask of the same index (same parallelism)."""
         return DataStream(self._env, self._producers, Partitioning.FORWARD)
+
+    def connect(self, other: DataStream[R]) -> ConnectedStreams[T, R]:
+        """Connect ``other`` to this stream: one operator with a function per input.
+
+        See ``ConnectedStreams``: ``map(fn1, fn2)``, ``flat_map(fn1, fn2)``, and
+        ``key_by(key1, key2).process(KeyedCoProcessFunction)`` for state both inputs share.
+        """
+        from lockgate.engine.connected_streams import ConnectedStreams
+
+        return ConnectedStreams(self, other)
 
     def union(self, *others: DataStream[T]) -> DataStream[T]:
         """Merge this stream with others of the same type into one stream."""

@@ -20,6 +20,7 @@ from lockgate.engine.functions import (
     CheckpointedFunction,
     FunctionInitializationContext,
     FunctionSnapshotContext,
+    KeyedCoProcessFunction,
     KeyedProcessFunction,
     ProcessContext,
     RuntimeContext,
@@ -266,7 +267,8 @@ class ProcessOperator(Operator):
         keyed_state: KeyedStateBackend | None = None,
     ) -> None:
         super().__init__(node, restored, clock, keyed_state=keyed_state)
-        self._fn: KeyedProcessFunction[Any, Any, Any] = self.function
+        self._fn: KeyedProcessFunction[Any, Any, Any] | KeyedCoProcessFunction[Any, Any, Any, Any]
+        self._fn = self.function  # process_batch (here or in a subclass) knows which
         self._key_of = key_selector(node)
         self._clock: Clock = clock or SystemClock()
         self._timers: KeyedTimers | None = None
@@ -330,7 +332,7 @@ class ProcessOperator(Operator):
         out: list[Any] = []
         extend = out.extend
         store, key_of, context = self.keyed_state, self._key_of, self._context
-        process_element = self._fn.process_element
+        process_element = self.function.process_element
         for record in records:
             store.current_key = key_of(record)
             emitted = process_element(record, context)
@@ -350,7 +352,9 @@ def own_copy(function: Any) -> Any:
     """Return the copy of ``function`` one subtask runs: its own, if the function is stateful."""
     # Every subtask runs its own copy of a stateful function object, as Flink runs its own
     # deserialized copy, so attributes set in open() are never shared between subtasks.
-    stateful = isinstance(function, CheckpointedFunction | KeyedProcessFunction)
+    stateful = isinstance(
+        function, CheckpointedFunction | KeyedProcessFunction | KeyedCoProcessFunction
+    )
     return copy.deepcopy(function) if stateful else function
 
 

@@ -11,6 +11,7 @@ from lockgate.engine import IncompatibleState, KeyedProcessFunction, ValueStateD
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot
 from lockgate.engine.graph import OperatorKind, OperatorNode
 from lockgate.engine.runtime.operators import create_operator
+from lockgate.engine.runtime.rolling import ReduceOperator
 from lockgate.engine.state.rocksdb_store import RocksDBKeyedStateStore
 
 
@@ -23,7 +24,7 @@ def add(a: tuple[str, int], b: tuple[str, int]) -> tuple[str, int]:
 
 
 def test_a_capture_carries_the_kind_of_every_keyed_state() -> None:
-    operator = create_operator(node(OperatorKind.REDUCE, add))
+    operator = ReduceOperator(node(OperatorKind.REDUCE, add))
     operator.process_batch([("a", 1)])
 
     snapshot = operator.capture(1).materialize(128)
@@ -35,7 +36,7 @@ def test_a_restore_of_another_kind_of_state_names_the_operator_and_the_state() -
     restored = OperatorSnapshot("sums", kinds={"reduced": "list"})
 
     with pytest.raises(IncompatibleState, match=r"operator 'sums': state 'reduced' was restored"):
-        create_operator(node(OperatorKind.REDUCE, add), restored)
+        ReduceOperator(node(OperatorKind.REDUCE, add), restored)
 
 
 class FailsToClose(KeyedProcessFunction[Any, Any, Any]):
