@@ -22,6 +22,7 @@ from lockgate.engine import (
     KeyedCoProcessFunction,
     ListStateDescriptor,
     MemoryCheckpointStorage,
+    OutputTag,
     ProcessContext,
     RestartStrategy,
     RuntimeContext,
@@ -133,13 +134,17 @@ async def test_keyed_process_sees_both_inputs_under_one_key() -> None:
     assert Counter(sink.results) == enriched(events(5_000))
 
 
-@pytest.mark.parametrize("backend", ["memory", "rocksdb"])
-async def test_a_failure_loses_and_repeats_no_enriched_event(backend: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("backend", "unaligned"), [("memory", False), ("rocksdb", False), ("memory", True)]
+)
+async def test_a_failure_loses_and_repeats_no_enriched_event(
+    backend: str, unaligned: bool, tmp_path: Path
+) -> None:
     fail = FailOnce()
     elements: list[Any] = [*events(4_000), AwaitCheckpoint(), *events(500, 4_000), fail]
     elements += events(3_000, 4_500)
     env = StreamEnvironment(parallelism=2, batch_size=64)
-    env.enable_checkpointing(0.01)
+    env.enable_checkpointing(0.01, unaligned=unaligned)
     env.set_restart_strategy(RestartStrategy.fixed_delay(attempts=2, delay=0.0))
     env.set_state_backend(backend, path=tmp_path if backend == "rocksdb" else None)
     sink: CollectSink[Enriched] = CollectSink()
@@ -165,6 +170,45 @@ async def test_shared_keyed_state_moves_with_its_keys_to_another_parallelism() -
 
     assert Counter(first.results) == enriched(events(1_000))
     assert Counter(second.results) == enriched(events(600, 1_000))  # tiers came from state
+
+
+LATE = OutputTag[Event]("unknown")
+
+
+class EnrichKnown(Enrich):
+    """Like ``Enrich``, but events of users it has no tier for go to a side output at once."""
+
+    def process_element1(self, value: Event, ctx: ProcessContext[str]) -> Iterator[Enriched]:
+        tier = self.tier.value()
+        if tier is None:
+            ctx.output(LATE, value)
+            return
+        yield (value[0], value[1], tier)
+
+
+async def test_a_keyed_co_process_function_sends_to_side_outputs() -> None:
+    env = StreamEnvironment(parallelism=2)
+    main: CollectSink[Enriched] = CollectSink()
+    side: CollectSink[Event] = CollectSink()
+    known = [user for user in profiles() if user[0] != "u7"]
+    enriched_stream = (
+        env.from_source(CollectionSource(events(1_000)), uid="events")
+        .connect(env.from_source(CollectionSource(known), uid="profiles"))
+        .key_by(lambda event: event[0], lambda profile: profile[0])
+        .process(EnrichKnown(), uid="enrich")
+    )
+    enriched_stream.sink_to(main, uid="out")
+    enriched_stream.side_output(LATE).sink_to(side, uid="unknown")
+
+    await env.execute("enrich-known")
+
+    # Without an order between the inputs, an event of a known user may come before its
+    # profile: each event is in exactly one of the outputs, and u7's only on the side.
+    tiers = dict(profiles())
+    outcomes = Counter((user, amount, tiers[user]) for user, amount in side.results)
+    assert outcomes + Counter(main.results) == enriched(events(1_000))
+    assert {user for user, _, _ in main.results} <= {user for user, _ in known}
+    assert {(user, amount) for user, amount in events(1_000) if user == "u7"} <= set(side.results)
 
 
 class Deadlines(KeyedCoProcessFunction[str, Event, Event, tuple[str, float]]):
