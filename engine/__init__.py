@@ -74,8 +74,46 @@ from lockgate.engine.state import (
 from lockgate.engine.stream import DataStream, DataStreamSink, KeyedStream
 from lockgate.engine.timers import TimeDomain, TimerService
 from lockgate.engine.watermarks import WatermarkStrategy
+from lockgate.engine.windows import (
+    CountTrigger,
+    EventTimeSessionWindows,
+    EventTimeTrigger,
+    GlobalWindow,
+    GlobalWindows,
+    ProcessingTimeSessionWindows,
+    ProcessingTimeTrigger,
+    ProcessWindowFunction,
+    PurgingTrigger,
+    SlidingEventTimeWindows,
+    SlidingProcessingTimeWindows,
+    TimeWindow,
+    Trigger,
+    TumblingEventTimeWindows,
+    TumblingProcessingTimeWindows,
+    WindowAssigner,
+    WindowContext,
+)
+from lockgate.engine.windows.windowed_stream import WindowedStream
 
 __all__ = [
+    "CountTrigger",
+    "EventTimeSessionWindows",
+    "EventTimeTrigger",
+    "GlobalWindow",
+    "GlobalWindows",
+    "ProcessingTimeSessionWindows",
+    "ProcessingTimeTrigger",
+    "ProcessWindowFunction",
+    "PurgingTrigger",
+    "SlidingEventTimeWindows",
+    "SlidingProcessingTimeWindows",
+    "TimeWindow",
+    "Trigger",
+    "TumblingEventTimeWindows",
+    "TumblingProcessingTimeWindows",
+    "WindowAssigner",
+    "WindowContext",
+    "WindowedStream",
     "OperatorContents",
     "RestoreReport",
     "SavepointEncodingError",

@@ -12,6 +12,7 @@ from lockgate.engine.errors import GraphError
 from lockgate.engine.side_outputs import OutputTag
 from lockgate.engine.state.aggregate_function import AggregateFunction
 from lockgate.engine.watermarks import WatermarkStrategy
+from lockgate.engine.windows.spec import WindowSpec
 
 __all__ = [
     "Edge",
@@ -43,6 +44,7 @@ class OperatorKind(enum.Enum):
     AGGREGATE = "aggregate"
     PROCESS = "process"
     CO_PROCESS = "co_process"
+    WINDOW = "window"
     ASYNC_MAP = "async_map"
     TIMESTAMPS = "timestamps"
     SINK = "sink"
@@ -61,6 +63,7 @@ class OperatorKind(enum.Enum):
             OperatorKind.AGGREGATE,
             OperatorKind.PROCESS,
             OperatorKind.CO_PROCESS,
+            OperatorKind.WINDOW,
             OperatorKind.ASYNC_MAP,
             OperatorKind.SINK,
         )
@@ -71,6 +74,7 @@ _KEYED = (
     OperatorKind.AGGREGATE,
     OperatorKind.PROCESS,
     OperatorKind.CO_PROCESS,
+    OperatorKind.WINDOW,
 )
 
 
@@ -220,6 +224,10 @@ def _check_options(node: OperatorNode) -> None:
             f"aggregate '{node.uid}' needs an AggregateFunction (create_accumulator, add, "
             f"get_result); got {node.function!r}; for a function of two records use reduce()"
         )
+    if node.kind is OperatorKind.WINDOW:
+        if not isinstance(node.function, WindowSpec):
+            raise GraphError(f"window '{node.uid}' needs a WindowSpec; use key_by().window()")
+        node.function.check(node.uid)
     if node.kind is OperatorKind.ASYNC_MAP:
         if not isinstance(node.function, AsyncMapSpec):
             raise GraphError(f"async_map '{node.uid}' needs an AsyncMapSpec; use async_map()")
@@ -248,6 +256,14 @@ def side_output_problem(node: OperatorNode, tag: OutputTag[Any]) -> str | None:
     """
     if node.kind in (OperatorKind.PROCESS, OperatorKind.CO_PROCESS):
         return None
+    if node.kind is OperatorKind.WINDOW:
+        late = node.function.late_tag
+        if late == tag:
+            return None
+        return (
+            f"window '{node.uid}' sends nothing to side output {tag!r}: its late data goes to "
+            f"{late!r}; give it .side_output_late_data({tag!r})"
+        )
     if node.kind is OperatorKind.ASYNC_MAP:
         policy = node.function.on_failure
         if policy == tag:

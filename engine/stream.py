@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from lockgate.engine.sinks import Sink
     from lockgate.engine.state import AggregateFunction
     from lockgate.engine.watermarks import WatermarkStrategy
+    from lockgate.engine.windows.assigners import WindowAssigner
+    from lockgate.engine.windows.windowed_stream import WindowedStream
 
 __all__ = ["DataStream", "DataStreamSink", "KeyedStream", "Producer"]
 
@@ -217,6 +219,31 @@ class DataStream(Generic[T]):
     def forward(self) -> DataStream[T]:
         """Send records to the next operator's subtask of the same index (same parallelism)."""
         return DataStream(self._env, self._producers, Partitioning.FORWARD)
+
+    def window(
+        self, assigner: WindowAssigner, *, timestamp: Callable[[T], float] | None = None
+    ) -> WindowedStream[T, Any]:
+        """Cut a keyed stream into the windows ``assigner`` gives each record.
+
+        See ``WindowedStream``. Event-time windows read a record's event time with the
+        watermark strategy's timestamp assigner upstream, or with ``timestamp``.
+
+        Raises:
+            GraphError: the stream is not keyed.
+        """
+        from lockgate.engine.windows.windowed_stream import WindowedStream
+
+        if self._partitioning is not Partitioning.HASH:
+            raise GraphError(f"window({assigner!r}) needs a keyed stream; call key_by() first")
+        return WindowedStream(self, assigner, timestamp)
+
+    def count_window(self, size: int) -> WindowedStream[T, Any]:
+        """Per key, windows of ``size`` records each, emitted when full (Flink's countWindow)."""
+        from lockgate.engine.windows.assigners import GlobalWindows
+        from lockgate.engine.windows.triggers import CountTrigger, PurgingTrigger
+
+        windowed = self.window(GlobalWindows.create())
+        return windowed.trigger(PurgingTrigger.of(CountTrigger.of(size)))
 
     def connect(self, other: DataStream[R]) -> ConnectedStreams[T, R]:
         """Connect ``other`` to this stream: one operator with a function per input.

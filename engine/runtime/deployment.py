@@ -36,6 +36,7 @@ from lockgate.engine.runtime.subtask import SubtaskActor, SubtaskSettings
 from lockgate.engine.runtime.subtask_checkpointer import CheckpointContext, SubtaskCheckpointer
 from lockgate.engine.runtime.tails import GateTail, SinkTail, Tail
 from lockgate.engine.runtime.timestamps import TimestampsOperator
+from lockgate.engine.runtime.window_operator import WindowOperator
 from lockgate.engine.savepoints.values import ValueCodec
 from lockgate.engine.side_outputs import SideOutputCollector
 from lockgate.engine.sinks import Sink, SinkContext
@@ -306,6 +307,7 @@ _RUNTIME_CLASSES: dict[OperatorKind, Callable[..., Operator]] = {
     OperatorKind.REDUCE: ReduceOperator,
     OperatorKind.AGGREGATE: AggregateOperator,
     OperatorKind.CO_PROCESS: CoProcessOperator,
+    OperatorKind.WINDOW: WindowOperator,
     OperatorKind.ASYNC_MAP: AsyncWaitOperator,
     OperatorKind.TIMESTAMPS: TimestampsOperator,
 }

@@ -1,0 +1,238 @@
+"""WindowRunner: the window operator's logic, as the keyed process function it runs.
+
+Per key, keyed state maps each open window (as plain data, ``state_key``) to its contents:
+the reduced value, the accumulator, or the list of records. Timers (keyed state too) fire
+windows at their end and clean them up once their allowed lateness has passed; a count
+trigger keeps each window's count in a second map. So checkpoints, savepoints, recovery and
+rescaling carry windows as they carry any keyed state.
+
+Contents a snapshot may still see are never changed in place: the first change of a
+window's accumulator or record list after a snapshot works on a copy (``_owned`` lists the
+windows copied since the last snapshot), as Flink's copy-on-write state does.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable
+from typing import Any
+
+from lockgate.engine.functions import (
+    FunctionInitializationContext,
+    FunctionSnapshotContext,
+    KeyedProcessFunction,
+    ProcessContext,
+    RuntimeContext,
+)
+from lockgate.engine.state import MapStateDescriptor
+from lockgate.engine.timers import TimeDomain
+from lockgate.engine.windows.assigners import TimeWindow, Window, window_of
+from lockgate.engine.windows.functions import WindowContext
+from lockgate.engine.windows.spec import WindowFunctionKind, WindowSpec
+from lockgate.engine.windows.triggers import EventTimeTrigger, ProcessingTimeTrigger, PurgingTrigger
+
+__all__ = ["WindowRunner"]
+
+_CONTENTS = MapStateDescriptor[Any, Any]("window-contents")
+_COUNTS = MapStateDescriptor[Any, int]("window-counts")
+_DOMAINS = {
+    EventTimeTrigger: TimeDomain.EVENT_TIME,
+    ProcessingTimeTrigger: TimeDomain.PROCESSING_TIME,
+}
+
+
+class WindowRunner(KeyedProcessFunction[Any, Any, Any]):
+    """Assigns records to windows, keeps their contents, fires and clears them."""
+
+    def __init__(self, spec: WindowSpec) -> None:
+        self.spec = spec
+        self.kind = spec.kind
+        self.function = spec.function
+        self.trigger = spec.effective_trigger
+        self.base_trigger = (
+            self.trigger.trigger if isinstance(self.trigger, PurgingTrigger) else self.trigger
+        )
+        self.count = spec.count
+        self.event_time = spec.assigner.is_event_time
+        self.lateness = spec.allowed_lateness
+        self._owned: set[tuple[Any, Any]] = set()
+
+    def open(self, context: RuntimeContext) -> None:
+        """Declare the window state; open a process window function."""
+        self.contents = context.get_map_state(_CONTENTS)
+        self.counts = context.get_map_state(_COUNTS)
+        if self.kind is WindowFunctionKind.PROCESS:
+            self.function.open(context)
+
+    def close(self) -> None:
+        """Close a process window function."""
+        if self.kind is WindowFunctionKind.PROCESS:
+            self.function.close()
+
+    def initialize_state(self, context: FunctionInitializationContext) -> None:
+        """Nothing to load: windows live in keyed state."""
+
+    def snapshot_state(self, context: FunctionSnapshotContext) -> None:
+        """A snapshot now shares every window's contents: change none of them in place."""
+        self._owned.clear()
+
+    def process_element(self, value: Any, ctx: ProcessContext[Any]) -> list[Any]:
+        """Add ``value`` to each of its windows that is not late; fire those that are due."""
+        service = ctx.timer_service()
+        if self.event_time:
+            assert self.spec.timestamp is not None, "checked when the graph was built"
+            time = self.spec.timestamp(value)
+        else:
+            time = service.current_processing_time()
+        watermark = ctx.current_watermark()
+        out: list[Any] = []
+        placed = False
+        for assigned in self.spec.assigner.assign_windows(time):
+            window = self._merged(assigned, ctx) if self.spec.assigner.merges else assigned
+            if self.event_time and window.max_timestamp + self.lateness <= watermark:
+                continue  # its cleanup passed: the window is gone
+            placed = True
+            self._add(window, value, ctx)
+            out.extend(self._on_element(window, watermark, ctx))
+        if not placed and self.spec.late_tag is not None:
+            ctx.output(self.spec.late_tag, value)
+        return out
+
+    def on_timer(self, timestamp: float, ctx: ProcessContext[Any]) -> list[Any]:
+        """Fire the current key's windows that end at ``timestamp``; clear those due."""
+        fires = ctx.time_domain is _DOMAINS.get(type(self.base_trigger))
+        out: list[Any] = []
+        windows = [window_of(state_key) for state_key in self.contents.keys()]  # noqa: SIM118 - MapState
+        for window in windows:
+            if fires and window.max_timestamp == timestamp:
+                out.extend(self._fire(window, ctx))
+            if self._cleanup_time(window) == timestamp:
+                self._clear(window, ctx)
+        return out
+
+    def _on_element(self, window: Window, watermark: float, ctx: ProcessContext[Any]) -> list[Any]:
+        service = ctx.timer_service()
+        if isinstance(window, TimeWindow):  # the global window is never cleaned up
+            if self.event_time:
+                service.register_event_time_timer(self._cleanup_time(window))
+            else:
+                service.register_processing_time_timer(self._cleanup_time(window))
+        if self.count is not None:
+            state_key = window.state_key
+            seen = (self.counts.get(state_key) or 0) + 1
+            self.counts.put(state_key, 0 if seen >= self.count else seen)
+            return self._fire(window, ctx) if seen >= self.count else []
+        if isinstance(self.base_trigger, EventTimeTrigger):
+            if window.max_timestamp <= watermark:
+                return self._fire(window, ctx)  # late, within the allowed lateness
+            service.register_event_time_timer(window.max_timestamp)
+        elif isinstance(self.base_trigger, ProcessingTimeTrigger):
+            service.register_processing_time_timer(window.max_timestamp)
+        return []
+
+    def _cleanup_time(self, window: Window) -> float:
+        if self.event_time:
+            return window.max_timestamp + self.lateness
+        return window.max_timestamp
+
+    def _add(self, window: Window, value: Any, ctx: ProcessContext[Any]) -> None:
+        state_key, kind = window.state_key, self.kind
+        present = self.contents.contains(state_key)
+        current = self.contents.get(state_key) if present else None
+        if kind is WindowFunctionKind.REDUCE:
+            self.contents.put(state_key, self.function(current, value) if present else value)
+            return
+        current = self._own(ctx.get_current_key(), state_key, current, present=present)
+        if kind is WindowFunctionKind.AGGREGATE:
+            self.contents.put(state_key, self.function.add(value, current))
+        else:
+            current.append(value)
+            self.contents.put(state_key, current)
+
+    def _own(self, key: Any, state_key: Any, current: Any, *, present: bool) -> Any:
+        # Contents this epoch has not copied yet may be shared with a snapshot.
+        owner = (key, state_key)
+        if owner not in self._owned:
+            self._owned.add(owner)
+            if present:
+                return (
+                    copy.deepcopy(current)
+                    if self.kind is WindowFunctionKind.AGGREGATE
+                    else list(current)
+                )
+        if present:
+            return current
+        return (
+            self.function.create_accumulator() if self.kind is WindowFunctionKind.AGGREGATE else []
+        )
+
+    def _fire(self, window: Window, ctx: ProcessContext[Any]) -> list[Any]:
+        state_key = window.state_key
+        if not self.contents.contains(state_key):
+            return []
+        contents: Any = self.contents.get(state_key)
+        if self.trigger.purges:
+            self._clear(window, ctx)
+        if self.kind is WindowFunctionKind.REDUCE:
+            return [contents]
+        if self.kind is WindowFunctionKind.AGGREGATE:
+            return [self.function.get_result(contents)]
+        timers = ctx.timer_service()
+        context = WindowContext(window, ctx.current_watermark(), timers.current_processing_time())
+        emitted: Iterable[Any] | None = self.function.process(
+            ctx.get_current_key(), context, list(contents)
+        )
+        return [] if emitted is None else list(emitted)
+
+    def _clear(self, window: Window, ctx: ProcessContext[Any]) -> None:
+        state_key = window.state_key
+        self.contents.remove(state_key)
+        self.counts.remove(state_key)
+        self._owned.discard((ctx.get_current_key(), state_key))
+
+    def _merged(self, window: Window, ctx: ProcessContext[Any]) -> Window:
+        # Session windows: merge the new window with the key's windows it overlaps. Those
+        # never overlap each other, so one pass finds them all; their timers stay and find
+        # no window when they fire.
+        assert isinstance(window, TimeWindow)
+        merged, absorbed = window, []
+        for state_key in self.contents.keys():  # noqa: SIM118 - a MapState, not a dict
+            existing = window_of(state_key)
+            assert isinstance(existing, TimeWindow)
+            if existing.intersects(window):
+                merged = merged.cover(existing)
+                absorbed.append(existing)
+        if not absorbed or absorbed == [merged]:
+            return merged
+        self._combine(merged, sorted(absorbed), ctx)
+        return merged
+
+    def _combine(
+        self, merged: TimeWindow, absorbed: list[TimeWindow], ctx: ProcessContext[Any]
+    ) -> None:
+        parts: list[Any] = [self.contents.get(window.state_key) for window in absorbed]
+        count = sum(self.counts.get(window.state_key) or 0 for window in absorbed)
+        for window in absorbed:
+            self._clear(window, ctx)
+        combined: Any = parts[0]
+        if self.kind is WindowFunctionKind.AGGREGATE:
+            combined = copy.deepcopy(combined)
+        elif self.kind is WindowFunctionKind.PROCESS:
+            combined = list(combined)
+        for part in parts[1:]:
+            combined = self._combine_two(combined, part)
+        self.contents.put(merged.state_key, combined)
+        self._owned.add((ctx.get_current_key(), merged.state_key))
+        if count:
+            self.counts.put(merged.state_key, count)
+
+    def _combine_two(self, first: Any, second: Any) -> Any:
+        if self.kind is WindowFunctionKind.REDUCE:
+            return self.function(first, second)
+        if self.kind is WindowFunctionKind.AGGREGATE:
+            return self.function.merge(first, second)
+        first.extend(second)
+        return first
+
+    def __repr__(self) -> str:
+        return f"<WindowRunner {self.spec.assigner!r} {self.kind.value}>"

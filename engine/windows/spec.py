@@ -1,0 +1,126 @@
+"""WindowSpec: a windowed operator's assigner, trigger, lateness and function, checked."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from lockgate.engine.errors import GraphError
+from lockgate.engine.side_outputs import OutputTag
+from lockgate.engine.state.aggregate_function import AggregateFunction
+from lockgate.engine.windows.assigners import GlobalWindows, WindowAssigner
+from lockgate.engine.windows.functions import ProcessWindowFunction
+from lockgate.engine.windows.triggers import (
+    CountTrigger,
+    EventTimeTrigger,
+    ProcessingTimeTrigger,
+    PurgingTrigger,
+    Trigger,
+)
+
+__all__ = ["WindowFunctionKind", "WindowSpec"]
+
+
+class WindowFunctionKind(enum.Enum):
+    """What a window keeps and emits: a reduced value, an accumulator, or every record."""
+
+    REDUCE = "reduce"
+    AGGREGATE = "aggregate"
+    PROCESS = "process"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WindowSpec:
+    """Everything a window operator needs; ``check`` raises the first problem as GraphError.
+
+    ``timestamp`` reads a record's event time (for event-time assigners): given to
+    ``window()``, or taken from the watermark strategy upstream.
+    """
+
+    assigner: WindowAssigner
+    kind: WindowFunctionKind
+    function: Any
+    trigger: Trigger | None = None
+    allowed_lateness: float = 0.0
+    late_tag: OutputTag[Any] | None = None
+    timestamp: Callable[[Any], float] | None = None
+
+    @property
+    def effective_trigger(self) -> Trigger:
+        """The trigger given, or the assigner's default."""
+        if self.trigger is not None:
+            return self.trigger
+        return EventTimeTrigger() if self.assigner.is_event_time else ProcessingTimeTrigger()
+
+    @property
+    def count(self) -> int | None:
+        """The count of a count trigger (purging or not), or ``None``."""
+        trigger = self.effective_trigger
+        inner = trigger.trigger if isinstance(trigger, PurgingTrigger) else trigger
+        return inner.count if isinstance(inner, CountTrigger) else None
+
+    def check(self, uid: str) -> None:
+        """Raise ``GraphError`` naming ``uid`` for the first problem."""
+        for problem in self._problems():
+            raise GraphError(f"window '{uid}': {problem}")
+
+    def _problems(self) -> Iterator[str]:
+        assigner: object = self.assigner  # whatever the user passed
+        if not isinstance(assigner, WindowAssigner):
+            yield (
+                "needs a window assigner such as TumblingEventTimeWindows.of(60); "
+                f"got {self.assigner!r}"
+            )
+            return
+        yield from self.assigner.problems()
+        yield from self._trigger_problems()
+        yield from self._lateness_problems()
+        yield from self._function_problems()
+        if self.assigner.is_event_time and self.timestamp is None:
+            yield (
+                "event-time windows need each record's event time: give the source a "
+                "watermark_strategy=, or window(..., timestamp=lambda record: ...)"
+            )
+
+    def _trigger_problems(self) -> Iterator[str]:
+        trigger: object = self.effective_trigger
+        if not isinstance(trigger, Trigger):
+            yield f"trigger() needs a Trigger such as CountTrigger.of(100); got {trigger!r}"
+            return
+        yield from trigger.problems()
+        if isinstance(self.assigner, GlobalWindows) and self.count is None:
+            yield (
+                "the global window never ends by time: give it .trigger(CountTrigger.of(n)), "
+                "or use count_window(n)"
+            )
+
+    def _lateness_problems(self) -> Iterator[str]:
+        lateness = self.allowed_lateness
+        if isinstance(lateness, bool) or not isinstance(lateness, int | float) or lateness < 0:
+            yield f"allowed_lateness must be 0 or more seconds; got {lateness!r}"
+        late_data = lateness or self.late_tag is not None
+        if late_data and not self.assigner.is_event_time:
+            yield (
+                "allowed_lateness() and side_output_late_data() apply to event-time windows "
+                "only; records are never late on the job's clock"
+            )
+        tag: object = self.late_tag
+        if tag is not None and not isinstance(tag, OutputTag):
+            yield f"side_output_late_data() needs an OutputTag; got {tag!r}"
+
+    def _function_problems(self) -> Iterator[str]:
+        function, kind = self.function, self.kind
+        if kind is WindowFunctionKind.REDUCE and not callable(function):
+            yield f"reduce() needs a function of two records; got {function!r}"
+        if kind is WindowFunctionKind.AGGREGATE:
+            if not isinstance(function, AggregateFunction):
+                yield f"aggregate() needs an AggregateFunction; got {function!r}"
+            elif self.assigner.merges and type(function).merge is AggregateFunction.merge:
+                yield (
+                    f"session windows merge accumulators: {type(function).__name__} must "
+                    "implement merge(a, b)"
+                )
+        if kind is WindowFunctionKind.PROCESS and not isinstance(function, ProcessWindowFunction):
+            yield f"process() needs a ProcessWindowFunction; got {function!r}"

@@ -1,0 +1,132 @@
+"""WindowedStream: ``keyed.window(assigner)``, then a trigger, lateness, and a window function."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from lockgate.engine.errors import GraphError
+from lockgate.engine.graph import OperatorKind
+from lockgate.engine.side_outputs import OutputTag
+from lockgate.engine.state.aggregate_function import AggregateFunction
+from lockgate.engine.windows.assigners import WindowAssigner
+from lockgate.engine.windows.event_time import upstream_timestamp
+from lockgate.engine.windows.functions import ProcessWindowFunction
+from lockgate.engine.windows.spec import WindowFunctionKind, WindowSpec
+from lockgate.engine.windows.triggers import Trigger
+
+if TYPE_CHECKING:
+    from lockgate.engine.stream import DataStream
+
+__all__ = ["WindowedStream"]
+
+T = TypeVar("T")
+R = TypeVar("R")
+K = TypeVar("K")
+
+
+class WindowedStream(Generic[T, K]):
+    """A keyed stream cut into windows; a window function turns each into records.
+
+    Made by ``keyed.window(assigner)`` (or ``keyed.count_window(n)``). Configure it with
+    ``trigger(...)``, ``allowed_lateness(seconds)`` and ``side_output_late_data(tag)``, then
+    end it with ``reduce``, ``aggregate`` or ``process``, which add the window operator.
+
+    Event-time windows read each record's event time with the timestamp assigner of the
+    watermark strategy upstream (through ``filter`` and partitioning, which leave records
+    unchanged), or with ``timestamp=`` given to ``window()``. They fire when the watermark
+    passes their end, and again for each late record within the allowed lateness; a record
+    behind that is dropped, or sent to the late-data side output. Window contents, counts
+    and timers are keyed state: checkpoints, savepoints and rescaling carry them.
+    """
+
+    def __init__(
+        self,
+        keyed: DataStream[T],
+        assigner: WindowAssigner,
+        timestamp: Callable[[T], float] | None = None,
+    ) -> None:
+        self._keyed = keyed
+        self._assigner = assigner
+        self._timestamp = timestamp
+        self._trigger: Trigger | None = None
+        self._lateness = 0.0
+        self._late_tag: OutputTag[Any] | None = None
+
+    def trigger(self, trigger: Trigger) -> WindowedStream[T, K]:
+        """Fire windows with ``trigger`` instead of the assigner's default."""
+        self._trigger = trigger
+        return self
+
+    def allowed_lateness(self, seconds: float) -> WindowedStream[T, K]:
+        """Keep windows ``seconds`` after their end: a late record fires its window again."""
+        self._lateness = seconds
+        return self
+
+    def side_output_late_data(self, tag: OutputTag[T]) -> WindowedStream[T, K]:
+        """Send records too late for any of their windows to side output ``tag``."""
+        self._late_tag = tag
+        return self
+
+    def reduce(
+        self,
+        fn: Callable[[T, T], T],
+        *,
+        uid: str | None = None,
+        name: str | None = None,
+        parallelism: int | None = None,
+    ) -> DataStream[T]:
+        """Per window, fold its records with ``fn(a, b)`` as they come; emit the value."""
+        return self._then(WindowFunctionKind.REDUCE, fn, uid, name, parallelism)
+
+    def aggregate(
+        self,
+        fn: AggregateFunction[T, Any, R],
+        *,
+        uid: str | None = None,
+        name: str | None = None,
+        parallelism: int | None = None,
+    ) -> DataStream[R]:
+        """Per window, add its records to an accumulator as they come; emit its result."""
+        return self._then(WindowFunctionKind.AGGREGATE, fn, uid, name, parallelism)
+
+    def process(
+        self,
+        fn: ProcessWindowFunction[T, R, K],
+        *,
+        uid: str | None = None,
+        name: str | None = None,
+        parallelism: int | None = None,
+    ) -> DataStream[R]:
+        """Per window, keep its records; give them all to ``fn.process`` when it fires."""
+        return self._then(WindowFunctionKind.PROCESS, fn, uid, name, parallelism)
+
+    def _then(
+        self,
+        kind: WindowFunctionKind,
+        fn: Any,
+        uid: str | None,
+        name: str | None,
+        parallelism: int | None,
+    ) -> DataStream[Any]:
+        spec = WindowSpec(
+            assigner=self._assigner,
+            kind=kind,
+            function=fn,
+            trigger=self._trigger,
+            allowed_lateness=self._lateness,
+            late_tag=self._late_tag,
+            timestamp=self._timestamp,
+        )
+        if spec.timestamp is None and getattr(self._assigner, "is_event_time", False):
+            spec = replace(spec, timestamp=self._upstream_timestamp(uid))
+        return self._keyed._then(OperatorKind.WINDOW, spec, uid, name, parallelism)
+
+    def _upstream_timestamp(self, uid: str | None) -> Callable[[Any], float]:
+        keyed = self._keyed
+        found = upstream_timestamp(keyed._env._graph, keyed._producers)
+        if isinstance(found, str):
+            label = f"window '{uid}'" if uid is not None else "window()"
+            raise GraphError(f"{label} in event time: {found}")
+        return found
