@@ -58,6 +58,7 @@ bench: install-examples
 	$(BIN)/python bench/async_io.py
 	$(BIN)/python bench/unaligned.py
 	$(BIN)/python bench/event_time.py
+	$(BIN)/python bench/windows.py
 
 clean:
 	rm -rf $(VENV) .typecheck build *.egg-info .pytest_cache .mypy_cache .ruff_cache

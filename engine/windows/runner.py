@@ -55,6 +55,9 @@ class WindowRunner(KeyedProcessFunction[Any, Any, Any]):
         self.count = spec.count
         self.event_time = spec.assigner.is_event_time
         self.lateness = spec.allowed_lateness
+        self._timestamp = spec.timestamp if self.event_time else None
+        self._assign = spec.assigner.assign_windows
+        self._merges = spec.assigner.merges
         self._owned: set[tuple[Any, Any]] = set()
 
     def open(self, context: RuntimeContext) -> None:
@@ -78,22 +81,19 @@ class WindowRunner(KeyedProcessFunction[Any, Any, Any]):
 
     def process_element(self, value: Any, ctx: ProcessContext[Any]) -> list[Any]:
         """Add ``value`` to each of its windows that is not late; fire those that are due."""
-        service = ctx.timer_service()
-        if self.event_time:
-            assert self.spec.timestamp is not None, "checked when the graph was built"
-            time = self.spec.timestamp(value)
-        else:
-            time = service.current_processing_time()
+        timestamp = self._timestamp
+        time = timestamp(value) if timestamp else ctx.timer_service().current_processing_time()
         watermark = ctx.current_watermark()
         out: list[Any] = []
         placed = False
-        for assigned in self.spec.assigner.assign_windows(time):
-            window = self._merged(assigned, ctx) if self.spec.assigner.merges else assigned
-            if self.event_time and window.max_timestamp + self.lateness <= watermark:
+        merges, lateness = self._merges, self.lateness
+        for assigned in self._assign(time):
+            window = self._merged(assigned, ctx) if merges else assigned
+            if timestamp and window.max_timestamp + lateness <= watermark:
                 continue  # its cleanup passed: the window is gone
             placed = True
-            self._add(window, value, ctx)
-            out.extend(self._on_element(window, watermark, ctx))
+            new = self._add(window, value, ctx) or merges
+            out.extend(self._on_element(window, watermark, ctx, new=new))
         if not placed and self.spec.late_tag is not None:
             ctx.output(self.spec.late_tag, value)
         return out
@@ -110,44 +110,55 @@ class WindowRunner(KeyedProcessFunction[Any, Any, Any]):
                 self._clear(window, ctx)
         return out
 
-    def _on_element(self, window: Window, watermark: float, ctx: ProcessContext[Any]) -> list[Any]:
-        service = ctx.timer_service()
-        if isinstance(window, TimeWindow):  # the global window is never cleaned up
-            if self.event_time:
-                service.register_event_time_timer(self._cleanup_time(window))
-            else:
-                service.register_processing_time_timer(self._cleanup_time(window))
+    def _on_element(
+        self, window: Window, watermark: float, ctx: ProcessContext[Any], *, new: bool
+    ) -> list[Any]:
+        # A window's timers are set when it gets its first record (they are keyed state):
+        # its cleanup, and the end the time trigger fires at.
+        end = window.max_timestamp
+        if new and isinstance(window, TimeWindow):  # the global window is never cleaned up
+            self._register(self._cleanup_time(window), ctx)
         if self.count is not None:
-            state_key = window.state_key
-            seen = (self.counts.get(state_key) or 0) + 1
-            self.counts.put(state_key, 0 if seen >= self.count else seen)
-            return self._fire(window, ctx) if seen >= self.count else []
-        if isinstance(self.base_trigger, EventTimeTrigger):
-            if window.max_timestamp <= watermark:
-                return self._fire(window, ctx)  # late, within the allowed lateness
-            service.register_event_time_timer(window.max_timestamp)
-        elif isinstance(self.base_trigger, ProcessingTimeTrigger):
-            service.register_processing_time_timer(window.max_timestamp)
+            return self._count(window, self.count, ctx)
+        if self.event_time and end <= watermark:
+            return self._fire(window, ctx)  # late, within the allowed lateness: fire again
+        if new and type(self.base_trigger) in _DOMAINS:
+            self._register(end, ctx)
         return []
+
+    def _register(self, timestamp: float, ctx: ProcessContext[Any]) -> None:
+        service = ctx.timer_service()
+        if self.event_time:
+            service.register_event_time_timer(timestamp)
+        else:
+            service.register_processing_time_timer(timestamp)
+
+    def _count(self, window: Window, count: int, ctx: ProcessContext[Any]) -> list[Any]:
+        state_key = window.state_key
+        seen = (self.counts.get(state_key) or 0) + 1
+        self.counts.put(state_key, 0 if seen >= count else seen)
+        return self._fire(window, ctx) if seen >= count else []
 
     def _cleanup_time(self, window: Window) -> float:
         if self.event_time:
             return window.max_timestamp + self.lateness
         return window.max_timestamp
 
-    def _add(self, window: Window, value: Any, ctx: ProcessContext[Any]) -> None:
-        state_key, kind = window.state_key, self.kind
-        present = self.contents.contains(state_key)
-        current = self.contents.get(state_key) if present else None
+    def _add(self, window: Window, value: Any, ctx: ProcessContext[Any]) -> bool:
+        """Add ``value`` to the window's contents; return whether the window is new."""
+        state_key, kind, contents = window.state_key, self.kind, self.contents
+        current = contents.get(state_key)
+        present = current is not None or contents.contains(state_key)
         if kind is WindowFunctionKind.REDUCE:
-            self.contents.put(state_key, self.function(current, value) if present else value)
-            return
+            contents.put(state_key, self.function(current, value) if present else value)
+            return not present
         current = self._own(ctx.get_current_key(), state_key, current, present=present)
         if kind is WindowFunctionKind.AGGREGATE:
-            self.contents.put(state_key, self.function.add(value, current))
+            contents.put(state_key, self.function.add(value, current))
         else:
             current.append(value)
-            self.contents.put(state_key, current)
+            contents.put(state_key, current)
+        return not present
 
     def _own(self, key: Any, state_key: Any, current: Any, *, present: bool) -> Any:
         # Contents this epoch has not copied yet may be shared with a snapshot.

@@ -1,0 +1,149 @@
+"""Windows: per-key tumbling event-time windows against a plain loop and a running reduce.
+
+Events ``(key, time, value)``: 100 keys, 10,000 events per second of event time, in order;
+1-second tumbling windows sum the values per key (10,000 window results per 1,000,000
+events). Contenders, timed in interleaved rounds, best of ``--repeat``:
+
+- ``floor``: a plain loop adding each event to a dict under ``(key, window start)``.
+- ``running reduce``: the same events through ``key_by().reduce()`` with no windows (one
+  result per event): the keyed path without windows, for scale.
+- ``window aggregate``: ``key_by().window(TumblingEventTimeWindows.of(1)).aggregate()``,
+  in event time with a watermark strategy at the source.
+- ``window process``: the same windows with a ``ProcessWindowFunction``, which keeps every
+  record until the window fires.
+
+Every window run's results are checked against the floor's. No goal is set (no issue asks
+one yet); the ratio to the floor says what windows cost. Run with ``--help`` for flags.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+import sys
+from collections.abc import Iterator
+
+from harness import CountingSink, best_seconds, freeze_input, parser
+
+from lockgate.connectors import CollectionSource
+from lockgate.engine import (
+    AggregateFunction,
+    ProcessWindowFunction,
+    StreamEnvironment,
+    TimeWindow,
+    TumblingEventTimeWindows,
+    WatermarkStrategy,
+    WindowContext,
+    run,
+)
+
+KEYS = 100
+PER_SECOND = 10_000
+Event = tuple[int, float, int]
+Result = tuple[int, float, int]  # (key, window start, sum)
+
+
+def events(count: int) -> list[Event]:
+    """``count`` events in time order, ``PER_SECOND`` per second over ``KEYS`` keys."""
+    return [(i % KEYS, i / PER_SECOND, i % 100) for i in range(count)]
+
+
+def floor(all_events: list[Event]) -> dict[tuple[int, float], int]:
+    """Per (key, 1-second window start), the sum of values: a plain loop."""
+    sums: dict[tuple[int, float], int] = {}
+    get = sums.get
+    for key, time, value in all_events:
+        window = (key, time - time % 1.0)
+        sums[window] = get(window, 0) + value
+    return sums
+
+
+class Sum(AggregateFunction[Event, tuple[int, float, int], Result]):
+    """``(key, window start, sum)``; the window start from the first event's time."""
+
+    def create_accumulator(self) -> tuple[int, float, int]:
+        return (-1, 0.0, 0)
+
+    def add(self, value: Event, accumulator: tuple[int, float, int]) -> tuple[int, float, int]:
+        key, time, amount = value
+        return (key, time - time % 1.0, accumulator[2] + amount)
+
+    def get_result(self, accumulator: tuple[int, float, int]) -> Result:
+        return accumulator
+
+
+class SumAll(ProcessWindowFunction[Event, Result, int]):
+    """``(key, window start, sum)`` from every record of the window."""
+
+    def process(self, key: int, context: WindowContext, elements: list[Event]) -> Iterator[Result]:
+        window = context.window
+        assert isinstance(window, TimeWindow)
+        yield (key, window.start, sum(event[2] for event in elements))
+
+
+BY_TIME = WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(
+    operator.itemgetter(1)
+)
+
+
+async def job(all_events: list[Event], how: str) -> CountingSink:
+    """Run one lockgate contender; return its sink (results by (key, window start))."""
+    env = StreamEnvironment(parallelism=1)
+    sink = CountingSink(latest_by=lambda result: (result[0], result[1]))
+    strategy = None if how == "reduce" else BY_TIME
+    keyed = env.from_source(
+        CollectionSource(all_events), uid="events", watermark_strategy=strategy
+    ).key_by(operator.itemgetter(0))
+    if how == "reduce":
+        stream = keyed.reduce(lambda a, b: (a[0], a[1], a[2] + b[2]), uid="sums")
+    elif how == "aggregate":
+        stream = keyed.window(TumblingEventTimeWindows.of(1.0)).aggregate(Sum(), uid="sums")
+    else:
+        stream = keyed.window(TumblingEventTimeWindows.of(1.0)).process(SumAll(), uid="sums")
+    stream.sink_to(sink, uid="count")
+    await env.execute("windows")
+    return sink
+
+
+def checked(all_events: list[Event], how: str, expected: dict[tuple[int, float], int]) -> None:
+    sink = run(job, all_events, how)
+    found = {window: result[2] for window, result in sink.latest.items()}
+    if found != expected:
+        raise SystemExit(f"window {how}: results differ from the plain loop's")
+
+
+def main() -> int:
+    flags = parser(
+        __doc__.splitlines()[0],
+        size_flag="--events",
+        size_default=1_000_000,
+        size_help="input events",
+        parallelisms=None,
+    )
+    args = flags.parse_args()
+    all_events = events(args.events)
+    freeze_input()
+    expected = floor(all_events)
+    for how in ("aggregate", "process"):
+        checked(all_events, how, expected)
+    seconds = best_seconds(
+        args.repeat,
+        {
+            "floor (plain Python loop)": functools.partial(floor, all_events),
+            "running reduce (no windows)": functools.partial(run, job, all_events, "reduce"),
+            "window aggregate": functools.partial(run, job, all_events, "aggregate"),
+            "window process": functools.partial(run, job, all_events, "process"),
+        },
+    )
+    print(
+        f"1 s tumbling event-time windows, {args.events:,} events, {KEYS} keys, "
+        f"{len(expected):,} windows, parallelism 1, best of {args.repeat}"
+    )
+    baseline = seconds["floor (plain Python loop)"]
+    for name, taken in seconds.items():
+        print(f"{name:<30} {args.events / taken:>12,.0f} ev/s   {baseline / taken:.2f} x floor")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
