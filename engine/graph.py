@@ -252,27 +252,36 @@ def side_output_problem(node: OperatorNode, tag: OutputTag[Any]) -> str | None:
     """Why ``node`` cannot emit to side output ``tag``, naming its uid; ``None`` if it can.
 
     A ``process`` function (one input or two) emits to any tag (``ctx.output``); an
-    ``async_map`` only to the tag given as its ``on_failure``; no other kind has side outputs.
+    ``async_map`` only to the tag given as its ``on_failure``, a window only to the one given
+    to ``side_output_late_data``; no other kind has side outputs.
     """
     if node.kind in (OperatorKind.PROCESS, OperatorKind.CO_PROCESS):
         return None
-    if node.kind is OperatorKind.WINDOW:
-        late = node.function.late_tag
-        if late == tag:
+    if node.kind in _ONE_SIDE_OUTPUT:
+        own, option, how = _ONE_SIDE_OUTPUT[node.kind](node.function)
+        if own == tag:
             return None
         return (
-            f"window '{node.uid}' sends nothing to side output {tag!r}: its late data goes to "
-            f"{late!r}; give it .side_output_late_data({tag!r})"
-        )
-    if node.kind is OperatorKind.ASYNC_MAP:
-        policy = node.function.on_failure
-        if policy == tag:
-            return None
-        return (
-            f"async_map '{node.uid}' sends nothing to side output {tag!r}: its on_failure is "
-            f"{policy!r}; give it on_failure={tag!r} to send its failed records there"
+            f"{node.kind.value} '{node.uid}' sends nothing to side output {tag!r}: its {option} "
+            f"is {own!r}; {how.format(tag=tag)}"
         )
     return (
         f"operator '{node.uid}' ({node.kind.value}) has no side outputs; side outputs come "
-        "from process() (ctx.output(tag, value)) and async_map(on_failure=tag)"
+        "from process() (ctx.output(tag, value)), async_map(on_failure=tag) and windows "
+        "(side_output_late_data(tag))"
     )
+
+
+# The kinds with one side output: (the tag, the option that sets it, how to set it).
+_ONE_SIDE_OUTPUT: dict[OperatorKind, Callable[[Any], tuple[Any, str, str]]] = {
+    OperatorKind.ASYNC_MAP: lambda spec: (
+        spec.on_failure,
+        "on_failure",
+        "give it on_failure={tag!r} to send its failed records there",
+    ),
+    OperatorKind.WINDOW: lambda spec: (
+        spec.late_tag,
+        "side_output_late_data",
+        "give it .side_output_late_data({tag!r}) to send its late records there",
+    ),
+}

@@ -169,7 +169,8 @@ def test_side_output_of_a_map_is_rejected_naming_it_and_the_operators_that_have_
 
     with plan_fails(
         "operator 'doubled' (map) has no side outputs; side outputs come from process() "
-        "(ctx.output(tag, value)) and async_map(on_failure=tag)"
+        "(ctx.output(tag, value)), async_map(on_failure=tag) and windows "
+        "(side_output_late_data(tag))"
     ):
         doubled.side_output(LATE)
 

@@ -395,3 +395,20 @@ def test_a_snapshot_keeps_window_contents_as_they_were_when_it_was_taken() -> No
             [3, 2] if kind is WindowFunctionKind.AGGREGATE else [("a", 1.0, 1), ("a", 2.0, 2)]
         )
         assert contents == {"a": {(0.0, 10.0): expected}}, kind
+
+
+def test_a_window_has_no_side_output_but_its_late_data() -> None:
+    env = StreamEnvironment()
+    windowed = (
+        env.from_source(CollectionSource(events(10)), uid="events", watermark_strategy=BY_TIME)
+        .key_by(lambda event: event[0])
+        .window(TumblingEventTimeWindows.of(5))
+        .reduce(max, uid="sums")
+    )
+
+    with pytest.raises(
+        GraphError,
+        match=r"window 'sums' sends nothing to side output.*"
+        r"side_output_late_data is None; give it \.side_output_late_data",
+    ):
+        windowed.side_output(LATE)
