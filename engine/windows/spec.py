@@ -90,6 +90,15 @@ class WindowSpec:
             yield f"trigger() needs a Trigger such as CountTrigger.of(100); got {trigger!r}"
             return
         yield from trigger.problems()
+        base = trigger.trigger if isinstance(trigger, PurgingTrigger) else trigger
+        mixed = (isinstance(base, EventTimeTrigger) and not self.assigner.is_event_time) or (
+            isinstance(base, ProcessingTimeTrigger) and self.assigner.is_event_time
+        )
+        if mixed:
+            yield (
+                f"{type(base).__name__} does not fit {type(self.assigner).__name__}, which "
+                "ends windows on the other time; drop .trigger() to use the assigner's own"
+            )
         if isinstance(self.assigner, GlobalWindows) and self.count is None:
             yield (
                 "the global window never ends by time: give it .trigger(CountTrigger.of(n)), "

@@ -6,6 +6,7 @@ each late record within the allowed lateness. ``ProcessingTimeTrigger`` (the def
 processing-time assigners) fires when the job's clock does. ``CountTrigger.of(n)`` fires
 every ``n`` records of a window; ``PurgingTrigger.of(trigger)`` also empties the window
 each time it fires (``count_window(n)`` is ``GlobalWindows`` with a purging count trigger).
+A time trigger must follow the assigner's own time (event time or the job's clock).
 """
 
 from __future__ import annotations

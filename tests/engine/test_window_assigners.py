@@ -16,6 +16,7 @@ from lockgate.engine import (
     GlobalWindows,
     GraphError,
     OutputTag,
+    ProcessingTimeTrigger,
     ProcessWindowFunction,
     SlidingEventTimeWindows,
     TimeWindow,
@@ -96,6 +97,7 @@ def spec(**options: Any) -> WindowSpec:
         ({"timestamp": None}, "need each record's event time"),
         ({"assigner": GlobalWindows.create()}, "never ends by time.*count_window"),
         ({"trigger": CountTrigger.of(0)}, "CountTrigger needs a count >= 1"),
+        ({"trigger": ProcessingTimeTrigger.create()}, "does not fit TumblingEventTimeWindows"),
         ({"allowed_lateness": -1}, "allowed_lateness must be 0 or more"),
         (
             {"assigner": TumblingProcessingTimeWindows.of(5), "allowed_lateness": 2},
