@@ -83,7 +83,8 @@ def enrichment_job(
 ) -> StreamEnvironment:
     profile_elements = profiles() if with_profiles else []
     (
-        env.from_source(CollectionSource(event_elements), uid=f"events-{phase}")
+        # One events subtask: a FailOnce among the events comes after their AwaitCheckpoint.
+        env.from_source(CollectionSource(event_elements), uid=f"events-{phase}", parallelism=1)
         .connect(env.from_source(CollectionSource(profile_elements), uid=f"profiles-{phase}"))
         .key_by(lambda event: event[0], lambda profile: profile[0])
         .process(Enrich(), uid="enrich")

@@ -249,8 +249,9 @@ async def test_a_failure_restores_open_windows_and_loses_or_repeats_nothing(
     env.set_restart_strategy(RestartStrategy.fixed_delay(attempts=2, delay=0.0))
     env.set_state_backend(backend, path=tmp_path if backend == "rocksdb" else None)
     sink = CollectSink[Any]()
+    source = CollectionSource(elements)  # one subtask: the failure comes after the checkpoint
     (
-        env.from_source(CollectionSource(elements), uid="events", watermark_strategy=BY_TIME)
+        env.from_source(source, uid="events", parallelism=1, watermark_strategy=BY_TIME)
         .key_by(lambda event: event[0])
         .window(SlidingEventTimeWindows.of(8.0, 4.0))
         .process(SumPerWindow(), uid="sums")
