@@ -5,6 +5,13 @@ stream with ``sink_to``, then ``await env.execute(name)`` or ``async with env.st
 """
 
 from lockgate.engine.async_retry import AsyncRetry
+from lockgate.engine.broadcast_state import (
+    BroadcastContext,
+    KeyedBroadcastProcessFunction,
+    ReadOnlyBroadcastContext,
+    ReadOnlyMapState,
+)
+from lockgate.engine.broadcast_stream import BroadcastConnectedStream, BroadcastStream
 from lockgate.engine.checkpointing.completed import CompletedCheckpoint
 from lockgate.engine.checkpointing.config import CheckpointConfig, CheckpointingMode
 from lockgate.engine.checkpointing.messages import CheckpointFailureReason
@@ -96,6 +103,12 @@ from lockgate.engine.windows import (
 from lockgate.engine.windows.windowed_stream import WindowedStream
 
 __all__ = [
+    "BroadcastConnectedStream",
+    "BroadcastContext",
+    "BroadcastStream",
+    "KeyedBroadcastProcessFunction",
+    "ReadOnlyBroadcastContext",
+    "ReadOnlyMapState",
     "CountTrigger",
     "EventTimeSessionWindows",
     "EventTimeTrigger",

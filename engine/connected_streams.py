@@ -14,7 +14,7 @@ from lockgate.engine.two_inputs import PerInput, SecondInput
 if TYPE_CHECKING:
     from lockgate.engine.environment import StreamEnvironment
 
-__all__ = ["ConnectedStreams"]
+__all__ = ["ConnectedStreams", "marked_second"]
 
 T1 = TypeVar("T1")
 T2 = TypeVar("T2")
@@ -115,16 +115,17 @@ class ConnectedStreams(Generic[T1, T2]):
             assert first._key_selector is not None and second._key_selector is not None
             node.key_selector = PerInput(first._key_selector, second._key_selector)
         first._connect(node)
-        _marked_second(env, second, node)._connect(node)
+        marked_second(env, second, node)._connect(node)
         return DataStream(env, (Producer(node),))
 
     def __repr__(self) -> str:
         return f"<ConnectedStreams {self._first!r} and {self._second!r}>"
 
 
-def _marked_second(
+def marked_second(
     env: StreamEnvironment, second: DataStream[Any], target: OperatorNode
 ) -> DataStream[SecondInput]:
+    """``second`` through a map that marks its records as ``target``'s second input."""
     # The map chains to the second stream's operator (same parallelism, forward); the edge
     # from it to the target keeps the second stream's partitioning, its key read through
     # the mark.

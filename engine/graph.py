@@ -44,6 +44,7 @@ class OperatorKind(enum.Enum):
     AGGREGATE = "aggregate"
     PROCESS = "process"
     CO_PROCESS = "co_process"
+    BROADCAST_PROCESS = "broadcast_process"
     WINDOW = "window"
     ASYNC_MAP = "async_map"
     TIMESTAMPS = "timestamps"
@@ -63,6 +64,7 @@ class OperatorKind(enum.Enum):
             OperatorKind.AGGREGATE,
             OperatorKind.PROCESS,
             OperatorKind.CO_PROCESS,
+            OperatorKind.BROADCAST_PROCESS,
             OperatorKind.WINDOW,
             OperatorKind.ASYNC_MAP,
             OperatorKind.SINK,
@@ -74,6 +76,7 @@ _KEYED = (
     OperatorKind.AGGREGATE,
     OperatorKind.PROCESS,
     OperatorKind.CO_PROCESS,
+    OperatorKind.BROADCAST_PROCESS,
     OperatorKind.WINDOW,
 )
 
@@ -251,11 +254,11 @@ def _check_strategy(node: OperatorNode) -> None:
 def side_output_problem(node: OperatorNode, tag: OutputTag[Any]) -> str | None:
     """Why ``node`` cannot emit to side output ``tag``, naming its uid; ``None`` if it can.
 
-    A ``process`` function (one input or two) emits to any tag (``ctx.output``); an
-    ``async_map`` only to the tag given as its ``on_failure``, a window only to the one given
-    to ``side_output_late_data``; no other kind has side outputs.
+    A ``process`` function (one input, two, or keyed and broadcast) emits to any tag
+    (``ctx.output``); an ``async_map`` only to the tag given as its ``on_failure``, a window
+    only to the one given to ``side_output_late_data``; no other kind has side outputs.
     """
-    if node.kind in (OperatorKind.PROCESS, OperatorKind.CO_PROCESS):
+    if node.kind in _ANY_SIDE_OUTPUT:
         return None
     if node.kind in _ONE_SIDE_OUTPUT:
         own, option, how = _ONE_SIDE_OUTPUT[node.kind](node.function)
@@ -271,6 +274,12 @@ def side_output_problem(node: OperatorNode, tag: OutputTag[Any]) -> str | None:
         "(side_output_late_data(tag))"
     )
 
+
+_ANY_SIDE_OUTPUT = (
+    OperatorKind.PROCESS,
+    OperatorKind.CO_PROCESS,
+    OperatorKind.BROADCAST_PROCESS,
+)
 
 # The kinds with one side output: (the tag, the option that sets it, how to set it).
 _ONE_SIDE_OUTPUT: dict[OperatorKind, Callable[[Any], tuple[Any, str, str]]] = {

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable
-from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar, overload
 
 from lockgate.engine.async_map import AsyncMapSpec, FailurePolicy
 from lockgate.engine.async_retry import AsyncRetry
 from lockgate.engine.errors import GraphError
 from lockgate.engine.graph import OperatorKind, OperatorNode, Partitioning, side_output_problem
 from lockgate.engine.side_outputs import OutputTag
+from lockgate.engine.state.descriptors import MapStateDescriptor
 
 if TYPE_CHECKING:
+    from lockgate.engine.broadcast_stream import BroadcastConnectedStream, BroadcastStream
     from lockgate.engine.connected_streams import ConnectedStreams
     from lockgate.engine.environment import StreamEnvironment
     from lockgate.engine.functions import KeyedProcessFunction
@@ -212,9 +214,34 @@ class DataStream(Generic[T]):
         """Spread records round-robin over the next operator's subtasks."""
         return DataStream(self._env, self._producers, Partitioning.REBALANCE)
 
-    def broadcast(self) -> DataStream[T]:
-        """Send every record to every subtask of the next operator."""
-        return DataStream(self._env, self._producers, Partitioning.BROADCAST)
+    @overload
+    def broadcast(self) -> DataStream[T]: ...
+    @overload
+    def broadcast(
+        self, first: MapStateDescriptor[Any, Any], /, *more: MapStateDescriptor[Any, Any]
+    ) -> BroadcastStream[T]: ...
+    def broadcast(self, *descriptors: MapStateDescriptor[Any, Any]) -> Any:
+        """Send every record to every subtask of the next operator.
+
+        With ``MapStateDescriptor``s, return a ``BroadcastStream`` for the broadcast state
+        pattern: ``keyed.connect(stream.broadcast(RULES)).process(...)``, where the
+        descriptors declare the broadcast states its function may write.
+
+        Raises:
+            GraphError: a descriptor is not a ``MapStateDescriptor``.
+        """
+        stream: DataStream[T] = DataStream(self._env, self._producers, Partitioning.BROADCAST)
+        if not descriptors:
+            return stream
+        from lockgate.engine.broadcast_stream import BroadcastStream
+
+        for descriptor in descriptors:
+            if not isinstance(descriptor, MapStateDescriptor):
+                raise GraphError(
+                    f"broadcast() takes MapStateDescriptors (the broadcast states); got "
+                    f"{descriptor!r}"
+                )
+        return BroadcastStream(stream, descriptors)
 
     def forward(self) -> DataStream[T]:
         """Send records to the next operator's subtask of the same index (same parallelism)."""
@@ -245,14 +272,24 @@ class DataStream(Generic[T]):
         windowed = self.window(GlobalWindows.create())
         return windowed.trigger(PurgingTrigger.of(CountTrigger.of(size)))
 
-    def connect(self, other: DataStream[R]) -> ConnectedStreams[T, R]:
+    @overload
+    def connect(self, other: BroadcastStream[R]) -> BroadcastConnectedStream[T, R]: ...
+    @overload
+    def connect(self, other: DataStream[R]) -> ConnectedStreams[T, R]: ...
+    def connect(self, other: DataStream[R] | BroadcastStream[R]) -> Any:
         """Connect ``other`` to this stream: one operator with a function per input.
 
         See ``ConnectedStreams``: ``map(fn1, fn2)``, ``flat_map(fn1, fn2)``, and
         ``key_by(key1, key2).process(KeyedCoProcessFunction)`` for state both inputs share.
+        With a ``BroadcastStream`` (``stream.broadcast(descriptor)``), a
+        ``BroadcastConnectedStream`` for a ``KeyedBroadcastProcessFunction``.
         """
+        # Imported here: those modules build on this one.
+        from lockgate.engine.broadcast_stream import BroadcastConnectedStream, BroadcastStream
         from lockgate.engine.connected_streams import ConnectedStreams
 
+        if isinstance(other, BroadcastStream):
+            return BroadcastConnectedStream(self, other)
         return ConnectedStreams(self, other)
 
     def union(self, *others: DataStream[T]) -> DataStream[T]:

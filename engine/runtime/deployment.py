@@ -24,6 +24,7 @@ from lockgate.engine.partitioning import (
 from lockgate.engine.planning import ChainEdge, ExecutionPlan, OperatorChain
 from lockgate.engine.runtime.async_operator import AsyncWaitOperator
 from lockgate.engine.runtime.barrier_aligner import AlignmentMode, BarrierAligner
+from lockgate.engine.runtime.broadcast_process import BroadcastProcessOperator
 from lockgate.engine.runtime.co_process import CoProcessOperator
 from lockgate.engine.runtime.heads import GateHead, Head, SourceHead
 from lockgate.engine.runtime.input_channel_state import InputChannelState
@@ -307,6 +308,7 @@ _RUNTIME_CLASSES: dict[OperatorKind, Callable[..., Operator]] = {
     OperatorKind.REDUCE: ReduceOperator,
     OperatorKind.AGGREGATE: AggregateOperator,
     OperatorKind.CO_PROCESS: CoProcessOperator,
+    OperatorKind.BROADCAST_PROCESS: BroadcastProcessOperator,
     OperatorKind.WINDOW: WindowOperator,
     OperatorKind.ASYNC_MAP: AsyncWaitOperator,
     OperatorKind.TIMESTAMPS: TimestampsOperator,

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from lockgate.engine.broadcast_state import KeyedBroadcastProcessFunction
 from lockgate.engine.checkpointing.channel_state import ChannelRecords
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot
 from lockgate.engine.clock import Clock, SystemClock
@@ -273,7 +274,7 @@ class ProcessOperator(Operator):
         self._clock: Clock = clock or SystemClock()
         self._timers: KeyedTimers | None = None
         self._timer_service: TimerService | None = None
-        self._context: ProcessContext[Any] = ProcessContext(self.keyed_state, timers=self._service)
+        self._context: ProcessContext[Any] = self._new_context(None)
         if restored is not None and TIMER_STATES & set(restored.kinds):
             self._service()  # the restored timers fire without a new registration
 
@@ -309,6 +310,9 @@ class ProcessOperator(Operator):
             context.time_domain = None
         return out
 
+    def _new_context(self, side_outputs: SideOutputCollector | None) -> ProcessContext[Any]:
+        return ProcessContext(self.keyed_state, side_outputs, timers=self._service)
+
     def _service(self) -> TimerService:
         if self._timer_service is None:
             self._timers = KeyedTimers(self.keyed_state)
@@ -325,7 +329,7 @@ class ProcessOperator(Operator):
     def send_side_outputs_to(self, collector: SideOutputCollector) -> None:
         """Let the function's ``ctx.output`` send to ``collector``."""
         super().send_side_outputs_to(collector)
-        self._context = ProcessContext(self.keyed_state, collector, timers=self._service)
+        self._context = self._new_context(collector)
 
     def process_batch(self, records: list[Any]) -> list[Any]:
         """Call the function per record under the record's key; collect what it emits."""
@@ -348,13 +352,19 @@ class ProcessOperator(Operator):
             super().close()
 
 
+_OWN_COPY = (
+    CheckpointedFunction,
+    KeyedProcessFunction,
+    KeyedCoProcessFunction,
+    KeyedBroadcastProcessFunction,
+)
+
+
 def own_copy(function: Any) -> Any:
     """Return the copy of ``function`` one subtask runs: its own, if the function is stateful."""
     # Every subtask runs its own copy of a stateful function object, as Flink runs its own
     # deserialized copy, so attributes set in open() are never shared between subtasks.
-    stateful = isinstance(
-        function, CheckpointedFunction | KeyedProcessFunction | KeyedCoProcessFunction
-    )
+    stateful = isinstance(function, _OWN_COPY)
     return copy.deepcopy(function) if stateful else function
 
 
