@@ -45,7 +45,8 @@ def leftovers(path: Path) -> list[Path]:
 
 
 def failing_numbers(fail: FailOnce) -> list[Any]:
-    """0..COUNT-1, failing once 500 records after a checkpoint completed."""
+    """0..COUNT-1, failing once 500 records after a checkpoint completed (read by one source
+    subtask: split in two, the failure would begin the second split, before any checkpoint)."""
     return [*range(2_000), AwaitCheckpoint(), *range(2_000, 2_500), fail, *range(2_500, COUNT)]
 
 
@@ -54,7 +55,7 @@ async def test_a_keyed_running_sum_on_rocksdb_is_exact_across_a_failure(tmp_path
     env = rocksdb_env(tmp_path)
     sink = CollectSink()
     (
-        env.from_source(CollectionSource(failing_numbers(fail)), uid="numbers")
+        env.from_source(CollectionSource(failing_numbers(fail)), uid="numbers", parallelism=1)
         .map(lambda value: (value % KEYS, value), uid="pairs")
         .key_by(lambda pair: pair[0])
         .reduce(lambda total, pair: (total[0], total[1] + pair[1]), uid="sums")
@@ -89,7 +90,7 @@ async def test_map_and_list_state_on_rocksdb_are_exact_across_a_failure(tmp_path
     env = rocksdb_env(tmp_path)
     sink = CollectSink()
     (
-        env.from_source(CollectionSource(failing_numbers(fail)), uid="numbers")
+        env.from_source(CollectionSource(failing_numbers(fail)), uid="numbers", parallelism=1)
         .key_by(lambda value: value % KEYS)
         .process(ResidueCounter(), uid="residues")
         .sink_to(sink, uid="out")
