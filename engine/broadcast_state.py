@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from lockgate.engine.functions import ProcessContext, RuntimeContext
-from lockgate.engine.side_outputs import OutputTag, SideOutputCollector
+from lockgate.engine.side_outputs import OutputTag, SideOutputCollector, emit_to_side_output
 from lockgate.engine.state import KeyedStateBackend, MapState, MapStateDescriptor
 from lockgate.engine.state.operator_state import OperatorStateStore
 from lockgate.engine.timers import TimerService
@@ -173,10 +173,7 @@ class BroadcastContext:
         Raises:
             TypeError: ``tag`` is not an ``OutputTag``.
         """
-        if not isinstance(tag, OutputTag):
-            raise TypeError(f"ctx.output() needs an OutputTag; got {tag!r}; use OutputTag('name')")
-        if self._side_outputs is not None:
-            self._side_outputs.collect(tag, value)
+        emit_to_side_output(self._side_outputs, tag, value)
 
 
 class KeyedBroadcastProcessFunction(Generic[K, I, B, O]):

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar, overload, runtime_checkable
 
 from lockgate.engine.clock import Clock
-from lockgate.engine.side_outputs import OutputTag, SideOutputCollector
+from lockgate.engine.side_outputs import OutputTag, SideOutputCollector, emit_to_side_output
 from lockgate.engine.state import (
     AggregateFunction,
     AggregatingState,
@@ -199,10 +199,7 @@ class ProcessContext(Generic[K]):
         Raises:
             TypeError: ``tag`` is not an ``OutputTag``.
         """
-        if not isinstance(tag, OutputTag):
-            raise TypeError(f"ctx.output() needs an OutputTag; got {tag!r}; use OutputTag('name')")
-        if self._side_outputs is not None:
-            self._side_outputs.collect(tag, value)
+        emit_to_side_output(self._side_outputs, tag, value)
 
 
 class KeyedProcessFunction(Generic[K, I, O]):

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-__all__ = ["OutputTag", "SideOutputCollector"]
+__all__ = ["OutputTag", "SideOutputCollector", "emit_to_side_output"]
 
 T = TypeVar("T")
 
@@ -87,3 +87,17 @@ class SideOutputCollector:
     def __repr__(self) -> str:
         held = ", ".join(f"{tag.name}={len(records)}" for tag, records in self._records.items())
         return f"<SideOutputCollector {held}>"
+
+
+def emit_to_side_output(
+    collector: SideOutputCollector | None, tag: OutputTag[Any], value: Any
+) -> None:
+    """What ``ctx.output(tag, value)`` does: check the tag, hand the value to ``collector``.
+
+    Raises:
+        TypeError: ``tag`` is not an ``OutputTag``.
+    """
+    if not isinstance(tag, OutputTag):
+        raise TypeError(f"ctx.output() needs an OutputTag; got {tag!r}; use OutputTag('name')")
+    if collector is not None:
+        collector.collect(tag, value)
