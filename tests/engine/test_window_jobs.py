@@ -413,3 +413,27 @@ def test_a_window_has_no_side_output_but_its_late_data() -> None:
         r"side_output_late_data is None; give it \.side_output_late_data",
     ):
         windowed.side_output(LATE)
+
+
+async def test_event_time_reaches_a_window_through_filters_and_a_union() -> None:
+    env, sink = event_time_env(), CollectSink[Any]()
+    odd = env.from_source(
+        CollectionSource(events(400)[1::2]), uid="odd", watermark_strategy=BY_TIME
+    ).filter(lambda event: event[2] % 3 != 0, uid="no-threes")
+    even = env.from_source(
+        CollectionSource(events(400)[::2]), uid="even", watermark_strategy=BY_TIME
+    )
+    (
+        odd.union(even)
+        .key_by(lambda event: event[0])
+        .window(TumblingEventTimeWindows.of(5.0))
+        .process(SumPerWindow(), uid="sums")
+        .sink_to(sink, uid="out")
+    )
+
+    await env.execute("filtered")
+
+    kept = [e for e in events(400)[1::2] if e[2] % 3 != 0] + events(400)[::2]
+    assert Counter(sink.results) == plain_windows(
+        kept, TumblingEventTimeWindows.of(5.0).assign_windows
+    )
