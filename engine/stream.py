@@ -261,8 +261,25 @@ class DataStream(Generic[T]):
         from lockgate.engine.windows.windowed_stream import WindowedStream
 
         if self._partitioning is not Partitioning.HASH:
-            raise GraphError(f"window({assigner!r}) needs a keyed stream; call key_by() first")
+            raise GraphError(
+                f"window({assigner!r}) needs a keyed stream; call key_by() first, or use "
+                "window_all() for windows over the whole stream"
+            )
         return WindowedStream(self, assigner, timestamp)
+
+    def window_all(
+        self, assigner: WindowAssigner, *, timestamp: Callable[[T], float] | None = None
+    ) -> WindowedStream[T, None]:
+        """Cut the whole stream, not keyed, into windows: one subtask sees every record.
+
+        Flink's ``windowAll``: the window operator runs at parallelism 1 (any other is
+        refused), and its functions see the key ``None``. Prefer ``key_by().window()`` where
+        a key exists: it spreads the work over subtasks.
+        """
+        from lockgate.engine.windows.windowed_stream import WindowedStream
+
+        keyed = DataStream[T](self._env, self._producers, Partitioning.HASH, _no_key)
+        return WindowedStream(keyed, assigner, timestamp, single_subtask=True)
 
     def count_window(self, size: int) -> WindowedStream[T, Any]:
         """Per key, windows of ``size`` records each, emitted when full (Flink's countWindow)."""
@@ -365,6 +382,11 @@ class DataStream(Generic[T]):
             p.node.uid if p.tag is None else f"{p.node.uid}[{p.tag.name}]" for p in self._producers
         )
         return f"<{type(self).__name__} of {uids}>"
+
+
+def _no_key(record: object) -> None:
+    """The key of every record of ``window_all``: one key, so one subtask holds them all."""
+    return None
 
 
 class KeyedStream(DataStream[T], Generic[T, K]):

@@ -29,7 +29,8 @@ K = TypeVar("K")
 class WindowedStream(Generic[T, K]):
     """A keyed stream cut into windows; a window function turns each into records.
 
-    Made by ``keyed.window(assigner)`` (or ``keyed.count_window(n)``). Configure it with
+    Made by ``keyed.window(assigner)`` (or ``keyed.count_window(n)``, or
+    ``stream.window_all(assigner)`` over a whole stream in one subtask). Configure it with
     ``trigger(...)``, ``allowed_lateness(seconds)`` and ``side_output_late_data(tag)``, then
     end it with ``reduce``, ``aggregate`` or ``process``, which add the window operator.
 
@@ -46,8 +47,11 @@ class WindowedStream(Generic[T, K]):
         keyed: DataStream[T],
         assigner: WindowAssigner,
         timestamp: Callable[[T], float] | None = None,
+        *,
+        single_subtask: bool = False,
     ) -> None:
         self._keyed = keyed
+        self._single_subtask = single_subtask
         self._assigner = assigner
         self._timestamp = timestamp
         self._trigger: Trigger | None = None
@@ -121,6 +125,14 @@ class WindowedStream(Generic[T, K]):
         )
         if spec.timestamp is None and getattr(self._assigner, "is_event_time", False):
             spec = replace(spec, timestamp=self._upstream_timestamp(uid))
+        if self._single_subtask:
+            if parallelism not in (None, 1):
+                label = f"window '{uid}'" if uid is not None else "window_all()"
+                raise GraphError(
+                    f"{label} runs in one subtask (window_all); got parallelism={parallelism}; "
+                    "key the stream and use window() to spread it"
+                )
+            parallelism = 1
         return self._keyed._then(OperatorKind.WINDOW, spec, uid, name, parallelism)
 
     def _upstream_timestamp(self, uid: str | None) -> Callable[[Any], float]:

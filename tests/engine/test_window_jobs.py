@@ -437,3 +437,29 @@ async def test_event_time_reaches_a_window_through_filters_and_a_union() -> None
     assert Counter(sink.results) == plain_windows(
         kept, TumblingEventTimeWindows.of(5.0).assign_windows
     )
+
+
+async def test_window_all_sees_every_record_in_one_subtask() -> None:
+    env, sink = event_time_env(parallelism=3), CollectSink[Any]()
+    (
+        env.from_source(CollectionSource(events(600)), uid="events", watermark_strategy=BY_TIME)
+        .window_all(TumblingEventTimeWindows.of(10.0))
+        .process(SumPerWindow(), uid="sums")
+        .sink_to(sink, uid="out")
+    )
+
+    await env.execute("all")
+
+    everything = [(None, time, value) for _, time, value in events(600)]
+    windows_of = TumblingEventTimeWindows.of(10.0).assign_windows
+    assert Counter(sink.results) == plain_windows(everything, windows_of)
+    assert env.plan().chain_of("sums").parallelism == 1
+
+
+def test_window_all_runs_in_one_subtask_only() -> None:
+    stream = StreamEnvironment().from_source(
+        CollectionSource(events(5)), uid="events", watermark_strategy=BY_TIME
+    )
+
+    with pytest.raises(GraphError, match=r"window 'sums' runs in one subtask.*parallelism=2"):
+        stream.window_all(TumblingEventTimeWindows.of(5)).reduce(max, uid="sums", parallelism=2)
