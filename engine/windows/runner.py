@@ -29,7 +29,7 @@ from lockgate.engine.timers import TimeDomain
 from lockgate.engine.windows.assigners import TimeWindow, Window, window_of
 from lockgate.engine.windows.functions import WindowContext
 from lockgate.engine.windows.spec import WindowFunctionKind, WindowSpec
-from lockgate.engine.windows.triggers import EventTimeTrigger, ProcessingTimeTrigger, PurgingTrigger
+from lockgate.engine.windows.triggers import EventTimeTrigger, ProcessingTimeTrigger
 
 __all__ = ["WindowRunner"]
 
@@ -49,9 +49,7 @@ class WindowRunner(KeyedProcessFunction[Any, Any, Any]):
         self.kind = spec.kind
         self.function = spec.function
         self.trigger = spec.effective_trigger
-        self.base_trigger = (
-            self.trigger.trigger if isinstance(self.trigger, PurgingTrigger) else self.trigger
-        )
+        self.base_trigger = self.trigger.base
         self.count = spec.count
         self.event_time = spec.assigner.is_event_time
         self.lateness = spec.allowed_lateness

@@ -16,7 +16,6 @@ from lockgate.engine.windows.triggers import (
     CountTrigger,
     EventTimeTrigger,
     ProcessingTimeTrigger,
-    PurgingTrigger,
     Trigger,
 )
 
@@ -57,9 +56,8 @@ class WindowSpec:
     @property
     def count(self) -> int | None:
         """The count of a count trigger (purging or not), or ``None``."""
-        trigger = self.effective_trigger
-        inner = trigger.trigger if isinstance(trigger, PurgingTrigger) else trigger
-        return inner.count if isinstance(inner, CountTrigger) else None
+        base = self.effective_trigger.base
+        return base.count if isinstance(base, CountTrigger) else None
 
     def check(self, uid: str) -> None:
         """Raise ``GraphError`` naming ``uid`` for the first problem."""
@@ -90,7 +88,7 @@ class WindowSpec:
             yield f"trigger() needs a Trigger such as CountTrigger.of(100); got {trigger!r}"
             return
         yield from trigger.problems()
-        base = trigger.trigger if isinstance(trigger, PurgingTrigger) else trigger
+        base = trigger.base
         mixed = (isinstance(base, EventTimeTrigger) and not self.assigner.is_event_time) or (
             isinstance(base, ProcessingTimeTrigger) and self.assigner.is_event_time
         )

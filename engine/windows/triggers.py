@@ -25,6 +25,11 @@ class Trigger:
 
     purges: bool = False
 
+    @property
+    def base(self) -> Trigger:
+        """The trigger that decides when to fire (itself, unless it wraps one)."""
+        return self
+
     def problems(self) -> list[str]:
         """What is wrong with the trigger's options, if anything."""
         return []
@@ -96,6 +101,11 @@ class PurgingTrigger(Trigger):
     def of(cls, trigger: Trigger) -> PurgingTrigger:
         """Purge the window whenever ``trigger`` fires."""
         return cls(trigger)
+
+    @property
+    def base(self) -> Trigger:
+        """The wrapped trigger, which decides when to fire."""
+        return self.trigger.base
 
     def problems(self) -> list[str]:
         """The wrapped trigger's problems."""
