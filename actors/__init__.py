@@ -5,9 +5,10 @@ block; each ``Actor`` reads a bounded data inbox and a control inbox that data n
 ``Channel`` is the bounded point-to-point queue the engine builds its data edges from.
 """
 
-from lockgate.actors.actor import Actor, ActorContext, StopActor
+from lockgate.actors.actor import Actor, ActorContext
 from lockgate.actors.channels import Channel
 from lockgate.actors.doorbell import Doorbell
+from lockgate.actors.envelope import Envelope
 from lockgate.actors.errors import (
     ActorCrashed,
     ActorError,
@@ -21,8 +22,10 @@ from lockgate.actors.errors import (
     MailboxFull,
 )
 from lockgate.actors.mailbox import Mailbox, MailboxStatistics
+from lockgate.actors.messages import StopActor
 from lockgate.actors.ref import ActorRef
 from lockgate.actors.system import ActorSystem
+from lockgate.actors.task_group import run_with_group, single_error
 from lockgate.actors.testing import Probe
 
 __all__ = [
@@ -37,6 +40,7 @@ __all__ = [
     "Channel",
     "Doorbell",
     "EndOfMailbox",
+    "Envelope",
     "IllegalStateTransition",
     "Mailbox",
     "MailboxClosed",
@@ -46,4 +50,6 @@ __all__ = [
     "MailboxStatistics",
     "Probe",
     "StopActor",
+    "run_with_group",
+    "single_error",
 ]

@@ -10,21 +10,14 @@ from lockgate.actors.doorbell import Doorbell
 from lockgate.actors.envelope import Envelope
 from lockgate.actors.errors import ActorStopped, EndOfMailbox, MailboxEmpty
 from lockgate.actors.mailbox import Mailbox
+from lockgate.actors.messages import StopActor
 
 if TYPE_CHECKING:
     from lockgate.actors.ref import ActorRef
 
-__all__ = ["Actor", "ActorContext", "StopActor"]
+__all__ = ["Actor", "ActorContext"]
 
 M = TypeVar("M")
-
-
-@dataclass(frozen=True, slots=True)
-class StopActor:
-    """Control message: finish the message in hand, then stop.
-
-    It travels on the control inbox, so it overtakes queued data messages.
-    """
 
 
 @dataclass(slots=True)
@@ -78,7 +71,7 @@ class Actor(Generic[M]):
     async def run(self) -> None:
         """Handle messages, control first, until stopped or the data inbox ends."""
         while True:
-            envelope = self._next_control()
+            envelope = self.next_control()
             if envelope is not None:
                 if isinstance(envelope.message, StopActor):
                     _answer(envelope, None)
@@ -110,7 +103,12 @@ class Actor(Generic[M]):
             raise
         _answer(envelope, value)
 
-    def _next_control(self) -> Envelope[Any] | None:
+    def next_control(self) -> Envelope[Any] | None:
+        """Return the next control envelope, or None when the control inbox holds none.
+
+        ``run`` takes control messages only through this hook; an actor that holds some
+        back for later (a subtask deferring triggers behind an unaligned one) overrides it.
+        """
         try:
             return self.context.control.receive_nowait()
         except (MailboxEmpty, EndOfMailbox):

@@ -1,4 +1,4 @@
-"""Envelope and Reply: how a message and the way to answer it travel together (internal)."""
+"""Envelope and Reply: how a message and the way to answer it travel together."""
 
 from __future__ import annotations
 
@@ -49,7 +49,11 @@ class Reply:
 
 @dataclass(frozen=True, slots=True)
 class Envelope(Generic[M]):
-    """A message with the reply slot of the ask that sent it, if any."""
+    """A message with the reply slot of the ask that sent it, if any.
+
+    Inboxes hold envelopes; ``Actor.next_control()`` returns one. A told message has no
+    reply slot; an asked one is answered once, through ``reply``, by the actor's hook.
+    """
 
     message: M
     reply: Reply | None = None

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Generic, TypeVar
 
-from lockgate.actors.actor import StopActor
 from lockgate.actors.envelope import Envelope, Reply
 from lockgate.actors.errors import ActorStopped, MailboxClosed
 from lockgate.actors.mailbox import Mailbox
+from lockgate.actors.messages import StopActor
 
 __all__ = ["ActorRef"]
 

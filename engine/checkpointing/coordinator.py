@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 
-from lockgate.actors import Actor, ActorRef
+from lockgate.actors import Actor, ActorRef, run_with_group
 from lockgate.engine.checkpointing.completed import (
     CheckpointStatistics,
     CompletedCheckpoint,
@@ -43,7 +43,6 @@ from lockgate.engine.clock import Clock
 from lockgate.engine.errors import CheckpointError, JobError, StateEncodingError
 from lockgate.engine.events import CHECKPOINT, SnapshotKind, SnapshotOptions
 from lockgate.engine.runtime.gil_handoff import HANDOFF
-from lockgate.engine.runtime.scope import run_with_group
 
 __all__ = ["CheckpointCoordinator", "CoordinatorSetup"]
 

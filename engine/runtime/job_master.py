@@ -8,7 +8,7 @@ from typing import Any
 
 import anyio
 
-from lockgate.actors import ActorCrashed, ActorSystem
+from lockgate.actors import ActorCrashed, ActorSystem, single_error
 from lockgate.engine.checkpointing.completed import (
     CheckpointStatistics,
     CompletedCheckpoint,
@@ -29,7 +29,6 @@ from lockgate.engine.restart import RestartStrategy
 from lockgate.engine.runtime.deployment import Attempt, Deployment, RuntimeOptions, deploy
 from lockgate.engine.runtime.native_restore import discard_downloads
 from lockgate.engine.runtime.restore_loader import load_restored_state
-from lockgate.engine.runtime.scope import single_error
 from lockgate.engine.savepoints.values import ValueCodec
 from lockgate.engine.state.native_snapshot import NativeRestoreTarget
 

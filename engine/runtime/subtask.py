@@ -26,8 +26,7 @@ from typing import Any
 
 from anyio.abc import TaskGroup
 
-from lockgate.actors import Actor, Channel, StopActor
-from lockgate.actors.envelope import Envelope
+from lockgate.actors import Actor, Channel, Envelope, StopActor, run_with_group
 from lockgate.engine.checkpointing.messages import (
     CheckpointFailureReason,
     EndSourceInput,
@@ -54,7 +53,7 @@ from lockgate.engine.runtime.gil_handoff import HANDOFF
 from lockgate.engine.runtime.heads import Head
 from lockgate.engine.runtime.operators import Operator
 from lockgate.engine.runtime.pipeline import OperatorPipeline
-from lockgate.engine.runtime.scope import OperatorScope, run_with_group
+from lockgate.engine.runtime.scope import OperatorScope
 from lockgate.engine.runtime.subtask_checkpointer import SubtaskCheckpointer
 from lockgate.engine.runtime.subtask_snapshots import SubtaskSnapshots
 from lockgate.engine.runtime.tails import Tail
@@ -302,20 +301,21 @@ class SubtaskActor(Actor[Any]):
     async def _take_overtaking_triggers(self) -> None:
         # Unaligned triggers are taken now; other control messages wait, in order, for the
         # loop, which takes them before anything else.
-        while (envelope := super()._next_control()) is not None:
+        while (envelope := super().next_control()) is not None:
             message = envelope.message
             if isinstance(message, TriggerCheckpoint) and message.options.overtakes:
                 await self.snapshots.trigger(message)
             else:
                 self._held_control.append(envelope)
 
-    def _next_control(self) -> Envelope[Any] | None:
+    def next_control(self) -> Envelope[Any] | None:
+        """Return a control message held back behind an unaligned trigger first, in order."""
         if self._held_control:
             return self._held_control.popleft()
-        return super()._next_control()
+        return super().next_control()
 
     async def _take_control(self) -> bool:
-        envelope = self._next_control()
+        envelope = self.next_control()
         if envelope is None:
             return False
         match envelope.message:

@@ -1,7 +1,7 @@
 import anyio
 import pytest
 
-from lockgate.actors import Actor, ActorCrashed, ActorRef, ActorSystem
+from lockgate.actors import Actor, ActorCrashed, ActorRef, ActorSystem, Envelope
 
 
 class Recorder(Actor[str]):
@@ -26,8 +26,10 @@ class Recorder(Actor[str]):
         return message
 
 
-async def busy_with_a_full_inbox(system: ActorSystem) -> tuple[Recorder, ActorRef[str]]:
-    actor = Recorder()
+async def busy_with_a_full_inbox(
+    system: ActorSystem, actor: Recorder | None = None
+) -> tuple[Recorder, ActorRef[str]]:
+    actor = actor or Recorder()
     ref = system.spawn(actor, name="recorder")
     ref.tell_nowait("hold")
     await actor.holding.wait()
@@ -83,6 +85,31 @@ async def test_a_message_is_handled_to_completion_before_the_next_is_taken():
         actor.release.set()
         ref.stop()
     assert handled_while_holding == []
+
+
+class Reordering(Recorder):
+    """Takes its control messages through next_control() in reverse order of arrival."""
+
+    def next_control(self) -> Envelope[object] | None:
+        held: list[Envelope[object]] = []
+        while (envelope := super().next_control()) is not None:
+            held.append(envelope)
+        for envelope in held[:-1]:
+            self.context.control.send_nowait(envelope)
+        return held[-1] if held else None
+
+
+async def test_run_takes_control_messages_through_the_next_control_hook():
+    async with ActorSystem() as system:
+        actor, ref = await busy_with_a_full_inbox(system, Reordering())
+        ref.tell_control("first")
+        ref.tell_control("second")
+
+        actor.release.set()
+        await ref.ask("last")
+        ref.stop()
+
+    assert actor.handled[:3] == ["hold", "second", "first"]
 
 
 async def test_an_actor_knows_the_name_it_was_spawned_with():
