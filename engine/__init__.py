@@ -21,7 +21,6 @@ from lockgate.engine.checkpointing.storage import (
     MemoryCheckpointStorage,
 )
 from lockgate.engine.client import JobClient, JobResult
-from lockgate.engine.clock import Clock, ManualClock, SystemClock
 from lockgate.engine.connected_streams import ConnectedStreams
 from lockgate.engine.environment import StreamEnvironment
 from lockgate.engine.errors import (
@@ -32,6 +31,8 @@ from lockgate.engine.errors import (
     JobError,
     OperatorError,
     RestoreError,
+    SavepointEncodingError,
+    SavepointFormatError,
     SourceError,
     StateEncodingError,
 )
@@ -52,7 +53,6 @@ from lockgate.engine.planning import ExecutionPlan, OperatorChain
 from lockgate.engine.restart import RestartStrategy
 from lockgate.engine.run import run
 from lockgate.engine.savepoints.compatibility import RestoreReport, check_restore
-from lockgate.engine.savepoints.errors import SavepointEncodingError, SavepointFormatError
 from lockgate.engine.savepoints.reader import OperatorContents, SnapshotContents, read_snapshot
 from lockgate.engine.savepoints.values import TypeCodec, TypedValue
 from lockgate.engine.side_outputs import OutputTag
@@ -79,8 +79,9 @@ from lockgate.engine.state import (
     ValueStateDescriptor,
 )
 from lockgate.engine.stream import DataStream, DataStreamSink, KeyedStream
+from lockgate.engine.time.clock import Clock, ManualClock, SystemClock
+from lockgate.engine.time.watermarks import WatermarkStrategy
 from lockgate.engine.timers import TimeDomain, TimerService
-from lockgate.engine.watermarks import WatermarkStrategy
 from lockgate.engine.windows import (
     CountTrigger,
     EventTimeSessionWindows,

@@ -9,11 +9,11 @@ import anyio
 from lockgate.engine.checkpointing.completed import CompletedCheckpoint
 from lockgate.engine.checkpointing.requests import CheckpointRequest, StopRequest
 from lockgate.engine.checkpointing.storage import savepoint_folder_for
-from lockgate.engine.clock import Clock
 from lockgate.engine.events import SnapshotKind, SnapshotOptions
 from lockgate.engine.job_status import JobStatus
 from lockgate.engine.metrics import JobMetrics
 from lockgate.engine.runtime.job_master import JobMaster
+from lockgate.engine.time.clock import Clock
 
 __all__ = ["JobClient", "JobResult"]
 

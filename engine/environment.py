@@ -13,7 +13,6 @@ import anyio
 from lockgate.engine.checkpointing.config import CheckpointConfig, CheckpointingMode
 from lockgate.engine.checkpointing.storage import CheckpointStorage, storage_for
 from lockgate.engine.client import JobClient, JobResult
-from lockgate.engine.clock import Clock, SystemClock
 from lockgate.engine.graph import Edge, JobGraph, OperatorKind, OperatorNode, Partitioning
 from lockgate.engine.planning import ExecutionPlan, plan_job
 from lockgate.engine.restart import RestartStrategy
@@ -34,7 +33,8 @@ from lockgate.engine.state import MemoryStateBackend, StateBackend
 from lockgate.engine.state.backend import state_backend_for
 from lockgate.engine.state.rocksdb_options import CompactionStyle
 from lockgate.engine.stream import DataStream, Producer
-from lockgate.engine.watermarks import WatermarkStrategy
+from lockgate.engine.time.clock import Clock, SystemClock
+from lockgate.engine.time.watermarks import WatermarkStrategy
 
 __all__ = ["StreamEnvironment"]
 

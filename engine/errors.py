@@ -1,20 +1,32 @@
-"""Errors of the engine.
+"""Errors of the engine, one tree.
 
 ```
 EngineError
-├── GraphError            the job graph is invalid; raised when it is built, before any record flows
-├── JobError              a running job failed
-│   ├── OperatorError     a user function raised; names the operator uid and subtask,
-│   │                     the user's exception is __cause__
-│   └── CheckpointError   a checkpoint failed (its id and CheckpointFailureReason); raised by
-│                         trigger_checkpoint(), and fails the job past tolerable_failures
-├── RestoreError          a checkpoint cannot be restored into this job (names the uid)
-│   ├── IncompatibleState a restored state does not fit its declaration (kind, values)
-│   └── SavepointFormatError  a savepoint file is malformed, too new, or carries a pickle
-│                         (lockgate.engine.savepoints.errors)
-├── SavepointEncodingError  a value cannot be written to a savepoint (register its type)
-├── StateEncodingError    state cannot be pickled into a checkpoint; fails the job, no restart
-└── SourceError           a source cannot do what was asked (bad split, bad position)
+├── GraphError                 the job graph is invalid; raised when it is built, before any
+│                              record flows
+├── JobError                   a running job failed
+│   ├── OperatorError          a user function raised; names the operator uid and subtask,
+│   │                          the user's exception is __cause__
+│   └── CheckpointError        a checkpoint failed (its id and CheckpointFailureReason); raised
+│                              by trigger_checkpoint(), and fails the job past tolerable_failures
+├── CheckpointStorageError     a checkpoint cannot be written, found or read
+│   ├── CheckpointNotFound     nothing is stored at the location
+│   ├── CorruptCheckpoint      a stored file does not match its size or checksum, or cannot be
+│   │                          decoded; names the location
+│   ├── UnsupportedCheckpointVersion  the metadata was written in a format version this
+│   │                          lockgate cannot read
+│   └── UnsupportedCheckpointStorage  the storage URL names a backend that is not available
+├── RestoreError               a checkpoint cannot be restored into this job (names the uid)
+│   ├── IncompatibleState      a restored state does not fit its declaration (kind, values)
+│   └── SavepointFormatError   a savepoint's bytes cannot be read as they are: damaged, a newer
+│                              format version, an unregistered type, or a pickled value that
+│                              was not unpickled because reading it would run code
+├── SavepointEncodingError     a value has no canonical form: neither plain nor a registered
+│                              type, and pickle was not allowed (also a ``TypeError``)
+├── StateEncodingError         state cannot be pickled into a checkpoint; fails the job, no
+│                              restart
+├── SourceError                a source cannot do what was asked (bad split, bad position)
+└── BarrierProtocolError       a channel broke the barrier protocol (also a ``ValueError``)
 ```
 """
 
@@ -23,15 +35,23 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "BarrierProtocolError",
     "CheckpointError",
+    "CheckpointNotFound",
+    "CheckpointStorageError",
+    "CorruptCheckpoint",
     "EngineError",
     "GraphError",
     "IncompatibleState",
     "JobError",
     "OperatorError",
     "RestoreError",
+    "SavepointEncodingError",
+    "SavepointFormatError",
     "SourceError",
     "StateEncodingError",
+    "UnsupportedCheckpointStorage",
+    "UnsupportedCheckpointVersion",
 ]
 
 
@@ -91,6 +111,37 @@ class CheckpointError(JobError):
             self.__cause__ = error
 
 
+class CheckpointStorageError(EngineError):
+    """Root of the errors of checkpoint storage; the message names the location."""
+
+
+class CheckpointNotFound(CheckpointStorageError):
+    """Nothing is stored at the location; the message names it."""
+
+
+class CorruptCheckpoint(CheckpointStorageError):
+    """A stored file differs from what was written: wrong size, checksum or encoding.
+
+    Attributes:
+        location: where the corrupt file is.
+    """
+
+    def __init__(self, location: str, problem: str) -> None:
+        super().__init__(
+            f"checkpoint file {location} is corrupt: {problem}; restore from an older "
+            "checkpoint or savepoint"
+        )
+        self.location = location
+
+
+class UnsupportedCheckpointVersion(CheckpointStorageError):
+    """Checkpoint metadata was written in a format version this lockgate cannot read."""
+
+
+class UnsupportedCheckpointStorage(CheckpointStorageError):
+    """The storage URL names a backend that this installation does not provide."""
+
+
 class RestoreError(EngineError):
     """A checkpoint or savepoint cannot be restored into this job; says what to change."""
 
@@ -111,4 +162,31 @@ class StateEncodingError(EngineError):
 
     The message names the operator uid and the value's error. The job fails without a
     restart: every attempt would hold the same kind of value, and fail the same way.
+    """
+
+
+class SavepointFormatError(RestoreError):
+    """Savepoint bytes cannot be read; the message names the file and says what to do.
+
+    Raised when reading a savepoint state file that is damaged or truncated, written in a
+    format version this lockgate does not know, holds a type no ``TypeCodec`` is registered
+    for, or carries a pickled value while pickle is not allowed (it is never unpickled then).
+    """
+
+
+class SavepointEncodingError(EngineError, TypeError):
+    """A value cannot be written to a savepoint; the message names its type and what to do.
+
+    Raised when writing a savepoint meets a value that is neither plain data nor of a
+    registered type while pickle is not allowed; writing the state of an operator names its
+    uid, the state and the key group too.
+    """
+
+
+class BarrierProtocolError(EngineError, ValueError):
+    """A channel broke the barrier protocol, or the gate read a channel it must not read.
+
+    Raised for a second barrier of the same checkpoint on one channel, anything after a
+    channel's end of input, and channel numbers out of range. The aligner's state is left
+    as it was before the offending call.
     """

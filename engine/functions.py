@@ -7,7 +7,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar, overload, runtime_checkable
 
-from lockgate.engine.clock import Clock
 from lockgate.engine.side_outputs import OutputTag, SideOutputCollector, emit_to_side_output
 from lockgate.engine.state import (
     AggregateFunction,
@@ -25,6 +24,7 @@ from lockgate.engine.state import (
     ValueState,
     ValueStateDescriptor,
 )
+from lockgate.engine.time.clock import Clock
 from lockgate.engine.timers import TimeDomain, TimerService
 
 __all__ = [

@@ -11,7 +11,7 @@ from lockgate.engine.async_map import AsyncMapSpec
 from lockgate.engine.errors import GraphError
 from lockgate.engine.side_outputs import OutputTag
 from lockgate.engine.state.aggregate_function import AggregateFunction
-from lockgate.engine.watermarks import WatermarkStrategy
+from lockgate.engine.time.watermarks import WatermarkStrategy
 from lockgate.engine.windows.spec import WindowSpec
 
 __all__ = [

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from lockgate.engine.clock import Clock
 from lockgate.engine.events import Watermark
 from lockgate.engine.savepoints.values import TypeCodec
+from lockgate.engine.time.clock import Clock
 from lockgate.engine.transactions import TransactionLog
 
 __all__ = ["Sink", "SinkContext", "SinkWriter", "TwoPhaseCommitSink", "TwoPhaseCommitWriter"]

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from lockgate.engine.clock import Clock
 from lockgate.engine.savepoints.values import TypeCodec
+from lockgate.engine.time.clock import Clock
 
 __all__ = ["Source", "SourceContext", "SourceReader", "SourceSplit", "assign_splits"]
 

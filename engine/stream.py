@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from lockgate.engine.functions import KeyedProcessFunction
     from lockgate.engine.sinks import Sink
     from lockgate.engine.state import AggregateFunction
-    from lockgate.engine.watermarks import WatermarkStrategy
+    from lockgate.engine.time.watermarks import WatermarkStrategy
     from lockgate.engine.windows.assigners import WindowAssigner
     from lockgate.engine.windows.windowed_stream import WindowedStream
 

@@ -19,8 +19,8 @@ import collections
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from lockgate.engine.clock import ManualClock
 from lockgate.engine.sinks import SinkContext, TwoPhaseCommitSink
+from lockgate.engine.time.clock import ManualClock
 from lockgate.engine.transactions import TransactionStatus
 
 __all__ = [

@@ -15,8 +15,8 @@ import itertools
 from collections.abc import Callable, Iterator, MutableMapping
 from typing import Any
 
-from lockgate.engine.clock import Clock
 from lockgate.engine.state import KeyedStateBackend, ValueStateDescriptor
+from lockgate.engine.time.clock import Clock
 
 __all__ = ["TIMER_STATES", "KeyedTimers", "TimeDomain", "TimerQueue", "TimerService"]
 

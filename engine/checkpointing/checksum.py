@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import hashlib
 
-from lockgate.engine.checkpointing.errors import CorruptCheckpoint
 from lockgate.engine.checkpointing.messages import StateHandle
+from lockgate.engine.errors import CorruptCheckpoint
 
 __all__ = ["checksum_of", "verify_state"]
 

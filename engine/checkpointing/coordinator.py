@@ -39,10 +39,10 @@ from lockgate.engine.checkpointing.requests import (
 from lockgate.engine.checkpointing.retention import CheckpointFiles
 from lockgate.engine.checkpointing.shared_registry import SharedStateRegistry
 from lockgate.engine.checkpointing.storage import CheckpointStorage, savepoint_folder_for
-from lockgate.engine.clock import Clock
 from lockgate.engine.errors import CheckpointError, JobError, StateEncodingError
 from lockgate.engine.events import CHECKPOINT, SnapshotKind, SnapshotOptions
 from lockgate.engine.runtime.gil_handoff import HANDOFF
+from lockgate.engine.time.clock import Clock
 
 __all__ = ["CheckpointCoordinator", "CoordinatorSetup"]
 

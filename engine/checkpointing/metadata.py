@@ -19,8 +19,8 @@ from typing import Any
 import orjson
 
 from lockgate.engine.checkpointing.checksum import checksum_of
-from lockgate.engine.checkpointing.errors import CorruptCheckpoint, UnsupportedCheckpointVersion
 from lockgate.engine.checkpointing.messages import StateHandle
+from lockgate.engine.errors import CorruptCheckpoint, UnsupportedCheckpointVersion
 
 __all__ = ["METADATA_VERSION", "CheckpointMetadata", "OperatorStateHandles"]
 

@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lockgate.engine.checkpointing.errors import CorruptCheckpoint
 from lockgate.engine.checkpointing.messages import StateHandle
+from lockgate.engine.errors import CorruptCheckpoint
 
 __all__ = ["NativeKeyedState"]
 

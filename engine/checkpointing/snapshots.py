@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lockgate.engine.checkpointing.channel_state import ChannelRecords, holds_records
-from lockgate.engine.checkpointing.errors import CorruptCheckpoint
 from lockgate.engine.checkpointing.native_state import NativeKeyedState
+from lockgate.engine.errors import CorruptCheckpoint
 
 __all__ = [
     "ASYNC_INPUTS_STATE",

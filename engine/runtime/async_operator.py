@@ -27,7 +27,6 @@ from anyio.abc import TaskGroup
 from lockgate.actors import Doorbell
 from lockgate.engine.async_map import AsyncMapSpec
 from lockgate.engine.checkpointing.snapshots import ASYNC_INPUTS_STATE, OperatorSnapshot
-from lockgate.engine.clock import Clock, SystemClock
 from lockgate.engine.errors import OperatorError
 from lockgate.engine.events import Watermark
 from lockgate.engine.functions import RuntimeContext
@@ -40,6 +39,7 @@ from lockgate.engine.runtime.operators import Operator, StateCapture, own_copy
 from lockgate.engine.runtime.scope import OperatorScope
 from lockgate.engine.runtime.token_bucket import TokenBucket
 from lockgate.engine.state import KeyedStateBackend, ListStateDescriptor
+from lockgate.engine.time.clock import Clock, SystemClock
 
 __all__ = ["AsyncWaitOperator"]
 

@@ -16,7 +16,7 @@ import enum
 from dataclasses import dataclass
 from typing import TypeAlias
 
-from lockgate.engine.errors import EngineError
+from lockgate.engine.errors import BarrierProtocolError
 from lockgate.engine.events import CheckpointBarrier
 
 __all__ = [
@@ -24,7 +24,6 @@ __all__ = [
     "AlignerStatistics",
     "AlignmentMode",
     "BarrierAligner",
-    "BarrierProtocolError",
     "ChannelStateComplete",
     "Decision",
     "TriggerSnapshot",
@@ -85,15 +84,6 @@ class AbortCheckpoint:
 Decision: TypeAlias = (
     TriggerSnapshot | TriggerUnalignedSnapshot | ChannelStateComplete | AbortCheckpoint
 )
-
-
-class BarrierProtocolError(EngineError, ValueError):
-    """A channel broke the barrier protocol, or the gate read a channel it must not read.
-
-    Raised for a second barrier of the same checkpoint on one channel, anything after a
-    channel's end of input, and channel numbers out of range. The aligner's state is left
-    as it was before the offending call.
-    """
 
 
 @dataclass(frozen=True, slots=True)

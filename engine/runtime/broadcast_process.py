@@ -12,13 +12,13 @@ from lockgate.engine.broadcast_state import (
     ReadOnlyBroadcastContext,
 )
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot
-from lockgate.engine.clock import Clock
 from lockgate.engine.events import Watermark
 from lockgate.engine.functions import ProcessContext
 from lockgate.engine.graph import OperatorNode
 from lockgate.engine.runtime.operators import ProcessOperator
 from lockgate.engine.side_outputs import SideOutputCollector
 from lockgate.engine.state import KeyedStateBackend
+from lockgate.engine.time.clock import Clock
 from lockgate.engine.two_inputs import SecondInput
 
 __all__ = ["BroadcastProcessOperator"]

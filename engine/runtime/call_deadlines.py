@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import anyio
 
-from lockgate.engine.clock import Clock
+from lockgate.engine.time.clock import Clock
 
 __all__ = ["CallDeadline", "CallDeadlines"]
 

@@ -11,7 +11,6 @@ from lockgate.engine.checkpointing.channel_state import ChannelId
 from lockgate.engine.checkpointing.config import CheckpointingMode
 from lockgate.engine.checkpointing.snapshots import SINK_STATE, SPLITS_STATE, OperatorSnapshot
 from lockgate.engine.checkpointing.storage import CheckpointStorage
-from lockgate.engine.clock import Clock
 from lockgate.engine.events import ChannelItem, item_size
 from lockgate.engine.graph import OperatorKind, OperatorNode, Partitioning
 from lockgate.engine.partitioning import (
@@ -48,6 +47,7 @@ from lockgate.engine.state import (
     MemoryStateBackend,
     StateBackend,
 )
+from lockgate.engine.time.clock import Clock
 
 __all__ = ["Attempt", "Deployment", "RuntimeOptions", "deploy"]
 

@@ -7,7 +7,7 @@ from typing import Any
 import anyio
 
 from lockgate.actors import Channel, Doorbell
-from lockgate.engine.clock import Clock, SystemClock
+from lockgate.engine.time.clock import Clock, SystemClock
 
 __all__ = ["wait_doorbell"]
 

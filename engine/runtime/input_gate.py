@@ -8,7 +8,6 @@ from typing import Any, TypeAlias
 
 from lockgate.actors import Channel, MailboxEmpty
 from lockgate.engine.checkpointing.channel_state import ChannelId
-from lockgate.engine.clock import Clock
 from lockgate.engine.events import (
     ChannelItem,
     CheckpointBarrier,
@@ -24,7 +23,8 @@ from lockgate.engine.runtime.barrier_aligner import (
     TriggerUnalignedSnapshot,
 )
 from lockgate.engine.runtime.input_channel_state import InputChannelState
-from lockgate.engine.watermarks import WatermarkValve
+from lockgate.engine.time.clock import Clock
+from lockgate.engine.time.watermarks import WatermarkValve
 
 __all__ = ["GateItem", "InputGate"]
 

@@ -17,11 +17,10 @@ from pathlib import Path
 
 import anyio.to_thread
 
-from lockgate.engine.checkpointing.errors import CorruptCheckpoint
 from lockgate.engine.checkpointing.native_state import NativeKeyedState
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot
 from lockgate.engine.checkpointing.storage import CheckpointStorage
-from lockgate.engine.errors import RestoreError
+from lockgate.engine.errors import CorruptCheckpoint, RestoreError
 from lockgate.engine.state import KeyedStateBackend
 from lockgate.engine.state.native_snapshot import NativeSnapshots, native_key_groups
 

@@ -15,7 +15,6 @@ from typing import Any
 from lockgate.engine.broadcast_state import KeyedBroadcastProcessFunction
 from lockgate.engine.checkpointing.channel_state import ChannelRecords
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot
-from lockgate.engine.clock import Clock, SystemClock
 from lockgate.engine.events import Watermark
 from lockgate.engine.functions import (
     CheckpointedFunction,
@@ -38,6 +37,7 @@ from lockgate.engine.state import (
     OperatorStateStore,
 )
 from lockgate.engine.state.native_snapshot import NativeSnapshots
+from lockgate.engine.time.clock import Clock, SystemClock
 from lockgate.engine.timers import TIMER_STATES, KeyedTimers, TimeDomain, TimerQueue, TimerService
 
 __all__ = [

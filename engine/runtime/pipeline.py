@@ -22,13 +22,13 @@ from typing import Any
 from anyio.abc import TaskGroup
 
 from lockgate.actors import Doorbell
-from lockgate.engine.clock import Clock
 from lockgate.engine.events import Watermark, WatermarkStatus
 from lockgate.engine.runtime.async_operator import AsyncWaitOperator
 from lockgate.engine.runtime.operators import Operator, ProcessOperator
 from lockgate.engine.runtime.scope import OperatorScope
 from lockgate.engine.runtime.tails import Tail
 from lockgate.engine.runtime.timestamps import TimestampsOperator
+from lockgate.engine.time.clock import Clock
 
 __all__ = ["OperatorPipeline", "Stage"]
 

@@ -6,7 +6,6 @@ from collections.abc import Callable
 from typing import Any
 
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot
-from lockgate.engine.clock import Clock
 from lockgate.engine.graph import OperatorNode
 from lockgate.engine.runtime.operators import Operator, key_selector
 from lockgate.engine.state import (
@@ -15,6 +14,7 @@ from lockgate.engine.state import (
     KeyedStateBackend,
     ValueStateDescriptor,
 )
+from lockgate.engine.time.clock import Clock
 
 __all__ = ["AggregateOperator", "ReduceOperator"]
 

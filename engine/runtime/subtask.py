@@ -37,7 +37,6 @@ from lockgate.engine.checkpointing.messages import (
     SubtaskInputEnded,
     TriggerCheckpoint,
 )
-from lockgate.engine.clock import Clock
 from lockgate.engine.events import EndOfInput, Watermark, WatermarkStatus
 from lockgate.engine.functions import RuntimeContext
 from lockgate.engine.metrics import SubtaskMetrics
@@ -57,7 +56,8 @@ from lockgate.engine.runtime.scope import OperatorScope
 from lockgate.engine.runtime.subtask_checkpointer import SubtaskCheckpointer
 from lockgate.engine.runtime.subtask_snapshots import SubtaskSnapshots
 from lockgate.engine.runtime.tails import Tail
-from lockgate.engine.watermarks import MAX_WATERMARK
+from lockgate.engine.time.clock import Clock
+from lockgate.engine.time.watermarks import MAX_WATERMARK
 
 __all__ = ["SubtaskActor", "SubtaskSettings"]
 

@@ -35,18 +35,17 @@ from lockgate.engine.checkpointing.messages import (
 )
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot, encode_snapshot_measured
 from lockgate.engine.checkpointing.storage import CheckpointStorage, savepoint_folder_for
-from lockgate.engine.clock import Clock
-from lockgate.engine.errors import StateEncodingError
+from lockgate.engine.errors import SavepointEncodingError, StateEncodingError
 from lockgate.engine.events import CheckpointBarrier
 from lockgate.engine.runtime.gil_handoff import HANDOFF
 from lockgate.engine.runtime.incremental import Increment, IncrementalBases
 from lockgate.engine.runtime.native_writer import NativeSnapshotWriter
 from lockgate.engine.runtime.operators import StateCapture, with_channel_state
-from lockgate.engine.savepoints.errors import SavepointEncodingError
 from lockgate.engine.savepoints.format import encode_savepoint_state
 from lockgate.engine.savepoints.values import ValueCodec
 from lockgate.engine.state import KeyedSnapshot, KeyedStateSnapshot
 from lockgate.engine.state.native_snapshot import is_native
+from lockgate.engine.time.clock import Clock
 
 __all__ = ["CheckpointContext", "SubtaskCheckpointer"]
 

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from anyio.abc import TaskGroup
 
 from lockgate.engine.checkpointing.messages import SubtaskCheckpointStats, TriggerCheckpoint
-from lockgate.engine.clock import Clock
 from lockgate.engine.events import CheckpointBarrier, SnapshotKind
 from lockgate.engine.planning import OperatorChain
 from lockgate.engine.runtime.heads import Head
@@ -23,6 +22,7 @@ from lockgate.engine.runtime.operators import Operator, StateCapture, with_chann
 from lockgate.engine.runtime.scope import OperatorScope
 from lockgate.engine.runtime.subtask_checkpointer import SubtaskCheckpointer
 from lockgate.engine.runtime.tails import Tail
+from lockgate.engine.time.clock import Clock
 
 __all__ = ["SubtaskSnapshots"]
 

@@ -6,12 +6,12 @@ import math
 from typing import Any
 
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot
-from lockgate.engine.clock import Clock, SystemClock
 from lockgate.engine.events import Watermark, WatermarkStatus
 from lockgate.engine.graph import OperatorNode
 from lockgate.engine.runtime.operators import Operator
 from lockgate.engine.state import KeyedStateBackend
-from lockgate.engine.watermarks import WatermarkGenerator, WatermarkStrategy
+from lockgate.engine.time.clock import Clock, SystemClock
+from lockgate.engine.time.watermarks import WatermarkGenerator, WatermarkStrategy
 
 __all__ = ["TimestampsOperator"]
 

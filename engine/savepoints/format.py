@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot
-from lockgate.engine.savepoints.errors import SavepointEncodingError, SavepointFormatError
+from lockgate.engine.errors import SavepointEncodingError, SavepointFormatError
 from lockgate.engine.savepoints.values import TypeCodec, ValueCodec
 from lockgate.engine.sources import SourceSplit
 

@@ -27,7 +27,7 @@ from typing import Any
 
 import msgpack  # type: ignore[import-untyped]
 
-from lockgate.engine.savepoints.errors import SavepointEncodingError, SavepointFormatError
+from lockgate.engine.errors import SavepointEncodingError, SavepointFormatError
 from lockgate.engine.savepoints.type_codec import TypeCodec, TypedValue, type_name
 
 __all__ = ["MAX_NESTING", "TypeCodec", "TypedValue", "ValueCodec", "type_name"]

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, overload
 
-from lockgate.engine.clock import Clock
 from lockgate.engine.state.aggregating_state import AggregatingState
 from lockgate.engine.state.descriptors import (
     AggregatingStateDescriptor,
@@ -35,6 +34,7 @@ from lockgate.engine.state.map_state import MapState
 from lockgate.engine.state.reducing_state import ReducingState
 from lockgate.engine.state.rocksdb_options import CompactionStyle, RocksDBOptions
 from lockgate.engine.state.value_state import ValueState
+from lockgate.engine.time.clock import Clock
 
 __all__ = [
     "KeyedSnapshot",

@@ -6,7 +6,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar, overload
 
-from lockgate.engine.clock import Clock, SystemClock
 from lockgate.engine.state.aggregating_state import AggregatingState
 from lockgate.engine.state.descriptors import (
     AggregatingStateDescriptor,
@@ -39,6 +38,7 @@ from lockgate.engine.state.ttl_value_state import (
     restore_value,
 )
 from lockgate.engine.state.value_state import ValueState
+from lockgate.engine.time.clock import Clock, SystemClock
 
 __all__ = ["KeyedStateRestore", "KeyedStateStatistics", "KeyedStateStore"]
 

@@ -31,7 +31,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeVar, overload
 
-from lockgate.engine.clock import Clock, SystemClock
 from lockgate.engine.state.aggregating_state import AggregatingState
 from lockgate.engine.state.descriptors import (
     AggregatingStateDescriptor,
@@ -64,6 +63,7 @@ from lockgate.engine.state.rocksdb_states import (
 )
 from lockgate.engine.state.state_kinds import StateKinds
 from lockgate.engine.state.value_state import ValueState
+from lockgate.engine.time.clock import Clock, SystemClock
 
 __all__ = ["RocksDBKeyedStateStore"]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar, final
 
-from lockgate.engine.clock import Clock
+from lockgate.engine.time.clock import Clock
 
 __all__ = ["EXPIRED", "StateTtlConfig", "TtlPolicy", "TtlValue"]
 

@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 
 from lockgate.connectors import CollectionSource
 from lockgate.connectors.errors import InvalidSplit
-from lockgate.engine.clock import SystemClock
 from lockgate.engine.sources import SourceContext, SourceReader, SourceSplit, assign_splits
+from lockgate.engine.time.clock import SystemClock
 
 
 def context(subtask_index: int = 0, parallelism: int = 1) -> SourceContext:

@@ -5,9 +5,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lockgate.connectors import CollectionSource
-from lockgate.engine.clock import SystemClock
 from lockgate.engine.sources import SourceContext, SourceReader, SourceSplit
 from lockgate.engine.testing import FailOnce, InjectedFailure
+from lockgate.engine.time.clock import SystemClock
 
 
 def context() -> SourceContext:

@@ -1,8 +1,8 @@
 import pytest
 
 from lockgate.connectors import PrintSink
-from lockgate.engine.clock import SystemClock
 from lockgate.engine.sinks import SinkContext
+from lockgate.engine.time.clock import SystemClock
 
 
 async def test_each_record_prints_on_its_own_line(capsys):

@@ -11,12 +11,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lockgate.engine import CheckpointBarrier
+from lockgate.engine.errors import BarrierProtocolError
 from lockgate.engine.runtime import barrier_aligner
 from lockgate.engine.runtime.barrier_aligner import (
     AlignerStatistics,
     AlignmentMode,
     BarrierAligner,
-    BarrierProtocolError,
     TriggerSnapshot,
 )
 

@@ -18,7 +18,7 @@ from lockgate.engine import (
     StreamEnvironment,
     WatermarkStrategy,
 )
-from lockgate.engine.clock import ManualClock
+from lockgate.engine.time.clock import ManualClock
 from tests.engine.event_time_jobs import WatermarkLog, below
 from tests.engine.savepoint_jobs import Topic, TopicSource
 

@@ -28,7 +28,7 @@ from lockgate.engine import (
     StreamEnvironment,
     ValueStateDescriptor,
 )
-from lockgate.engine.checkpointing.errors import CorruptCheckpoint
+from lockgate.engine.errors import CorruptCheckpoint
 from lockgate.engine.state import StateTtlConfig
 from lockgate.engine.testing import AwaitCheckpoint, FailOnce
 

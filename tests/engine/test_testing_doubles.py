@@ -1,7 +1,6 @@
 import pytest
 
 from lockgate.actors import IllegalStateTransition
-from lockgate.engine import clock
 from lockgate.engine.sinks import SinkContext
 from lockgate.engine.testing import (
     FailOnce,
@@ -11,6 +10,7 @@ from lockgate.engine.testing import (
     RecordingTwoPhaseCommitSink,
     TransactionEvent,
 )
+from lockgate.engine.time import clock
 from lockgate.engine.transactions import TransactionStatus
 
 

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from lockgate.engine.clock import ManualClock
 from lockgate.engine.sinks import SinkContext, SinkWriter, TwoPhaseCommitWriter
 from lockgate.engine.testing import RecordingTwoPhaseCommitSink
+from lockgate.engine.time.clock import ManualClock
 from lockgate.engine.transactions import TransactionStatus
 
 

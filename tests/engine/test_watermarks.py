@@ -7,7 +7,7 @@ import math
 import pytest
 
 from lockgate.engine import Watermark, WatermarkStatus, WatermarkStrategy
-from lockgate.engine.watermarks import WatermarkGenerator, WatermarkValve
+from lockgate.engine.time.watermarks import WatermarkGenerator, WatermarkValve
 from tests.engine.event_time_jobs import below
 
 IDLE, ACTIVE = WatermarkStatus(idle=True), WatermarkStatus(idle=False)

@@ -28,8 +28,8 @@ from lockgate.engine import (
     WatermarkStrategy,
     WindowContext,
 )
-from lockgate.engine.clock import ManualClock
 from lockgate.engine.testing import AwaitCheckpoint, FailOnce
+from lockgate.engine.time.clock import ManualClock
 from tests.engine.event_time_jobs import WatermarkLog
 from tests.engine.savepoint_jobs import Topic, TopicSource
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Protocol, runtime_checkable
 
-from lockgate.engine.checkpointing.errors import (
+from lockgate.engine.checkpointing.messages import StateHandle
+from lockgate.engine.checkpointing.metadata import CheckpointMetadata
+from lockgate.engine.errors import (
     CheckpointNotFound,
     CorruptCheckpoint,
     UnsupportedCheckpointVersion,
 )
-from lockgate.engine.checkpointing.messages import StateHandle
-from lockgate.engine.checkpointing.metadata import CheckpointMetadata
 
 __all__ = ["CheckpointStorage", "newest_readable"]
 

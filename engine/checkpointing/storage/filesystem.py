@@ -28,7 +28,6 @@ from pathlib import Path
 import anyio.to_thread
 
 from lockgate.engine.checkpointing.checksum import checksum_of, verify_state
-from lockgate.engine.checkpointing.errors import CheckpointNotFound
 from lockgate.engine.checkpointing.messages import StateHandle
 from lockgate.engine.checkpointing.metadata import CheckpointMetadata
 from lockgate.engine.checkpointing.storage.checkpoint_storage import newest_readable
@@ -41,6 +40,7 @@ from lockgate.engine.checkpointing.storage.layout import (
     checkpoint_id_of,
     temporary_metadata_name,
 )
+from lockgate.engine.errors import CheckpointNotFound
 
 __all__ = ["FileSystemCheckpointStorage", "FileSystemSavepointFolder"]
 

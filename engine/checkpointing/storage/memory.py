@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from lockgate.engine.checkpointing.checksum import checksum_of, verify_state
-from lockgate.engine.checkpointing.errors import CheckpointNotFound
 from lockgate.engine.checkpointing.messages import StateHandle
 from lockgate.engine.checkpointing.metadata import CheckpointMetadata
 from lockgate.engine.checkpointing.storage.checkpoint_storage import newest_readable
@@ -17,6 +16,7 @@ from lockgate.engine.checkpointing.storage.layout import (
     checkpoint_folder,
     checkpoint_id_of,
 )
+from lockgate.engine.errors import CheckpointNotFound
 
 __all__ = ["MemoryCheckpointStorage"]
 

@@ -41,7 +41,6 @@ from typing import Any, Protocol
 import anyio
 
 from lockgate.engine.checkpointing.checksum import checksum_of, verify_state
-from lockgate.engine.checkpointing.errors import CheckpointNotFound, CheckpointStorageError
 from lockgate.engine.checkpointing.messages import StateHandle
 from lockgate.engine.checkpointing.metadata import CheckpointMetadata
 from lockgate.engine.checkpointing.storage.checkpoint_storage import newest_readable
@@ -53,6 +52,7 @@ from lockgate.engine.checkpointing.storage.layout import (
     checkpoint_folder,
     checkpoint_id_of,
 )
+from lockgate.engine.errors import CheckpointNotFound, CheckpointStorageError
 
 try:  # aiobotocore ships no type information: these names are typed as Any.
     from aiobotocore.config import AioConfig  # type: ignore[import-untyped]

@@ -17,13 +17,13 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 from urllib.parse import SplitResult, unquote, urlsplit
 
-from lockgate.engine.checkpointing.errors import UnsupportedCheckpointStorage
 from lockgate.engine.checkpointing.storage.checkpoint_storage import CheckpointStorage
 from lockgate.engine.checkpointing.storage.filesystem import (
     FileSystemCheckpointStorage,
     FileSystemSavepointFolder,
 )
 from lockgate.engine.checkpointing.storage.memory import MemoryCheckpointStorage
+from lockgate.engine.errors import UnsupportedCheckpointStorage
 
 __all__ = ["savepoint_folder_for", "storage_for", "storage_reading"]
 

@@ -3,16 +3,16 @@ from dataclasses import replace
 import orjson
 import pytest
 
-from lockgate.engine.checkpointing.errors import (
-    CheckpointStorageError,
-    CorruptCheckpoint,
-    UnsupportedCheckpointVersion,
-)
 from lockgate.engine.checkpointing.messages import StateHandle
 from lockgate.engine.checkpointing.metadata import (
     METADATA_VERSION,
     CheckpointMetadata,
     OperatorStateHandles,
+)
+from lockgate.engine.errors import (
+    CheckpointStorageError,
+    CorruptCheckpoint,
+    UnsupportedCheckpointVersion,
 )
 
 HANDLE = StateHandle("/base/job/chk-3/sums-0", 120, "sha256:ab12")

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from lockgate.engine.checkpointing.errors import CorruptCheckpoint
 from lockgate.engine.checkpointing.messages import StateHandle
 from lockgate.engine.checkpointing.native_state import NativeKeyedState
 from lockgate.engine.checkpointing.snapshots import (
@@ -16,6 +15,7 @@ from lockgate.engine.checkpointing.snapshots import (
     decode_snapshot,
     encode_snapshot,
 )
+from lockgate.engine.errors import CorruptCheckpoint
 
 SST = StateHandle("/chk/counts/shared/counts-0-run-1-000008.sst", 1234, "crc:1", is_shared=True)
 

@@ -16,12 +16,9 @@ from botocore.session import get_session
 
 from lockgate.connectors import CollectSink
 from lockgate.engine import StreamEnvironment
-from lockgate.engine.checkpointing.errors import (
-    CheckpointStorageError,
-    UnsupportedCheckpointStorage,
-)
 from lockgate.engine.checkpointing.storage import storage_for
 from lockgate.engine.checkpointing.storage.s3 import S3CheckpointStorage, split_s3_url
+from lockgate.engine.errors import CheckpointStorageError, UnsupportedCheckpointStorage
 from tests.engine.checkpoint_jobs import Gate, GatedSource
 from tests.engine.checkpointing.test_storage import *  # noqa: F403 - every shared behaviour
 from tests.engine.checkpointing.test_storage import JOB, Backend, checkpoint

@@ -3,7 +3,6 @@ import pickle
 import pytest
 
 from lockgate.engine.checkpointing.channel_state import ChannelId
-from lockgate.engine.checkpointing.errors import CorruptCheckpoint
 from lockgate.engine.checkpointing.snapshots import (
     SINK_STATE,
     SPLITS_STATE,
@@ -12,6 +11,7 @@ from lockgate.engine.checkpointing.snapshots import (
     encode_snapshot,
     encode_snapshot_measured,
 )
+from lockgate.engine.errors import CorruptCheckpoint
 from lockgate.engine.sources import SourceSplit
 
 

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from lockgate.engine.checkpointing.errors import CheckpointNotFound, CorruptCheckpoint
 from lockgate.engine.checkpointing.metadata import CheckpointMetadata, OperatorStateHandles
 from lockgate.engine.checkpointing.storage import (
     CheckpointStorage,
     FileSystemCheckpointStorage,
     MemoryCheckpointStorage,
 )
+from lockgate.engine.errors import CheckpointNotFound, CorruptCheckpoint
 
 JOB = "orders"
 

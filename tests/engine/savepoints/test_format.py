@@ -11,7 +11,7 @@ import pytest
 
 from lockgate.engine.checkpointing.channel_state import ChannelId
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot, encode_snapshot
-from lockgate.engine.savepoints.errors import SavepointEncodingError, SavepointFormatError
+from lockgate.engine.errors import SavepointEncodingError, SavepointFormatError
 from lockgate.engine.savepoints.format import (
     ENGINE_TYPES,
     FORMAT_VERSION,

@@ -6,12 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from lockgate.engine.checkpointing.errors import CheckpointNotFound
 from lockgate.engine.checkpointing.messages import StateHandle
 from lockgate.engine.checkpointing.metadata import CheckpointMetadata, OperatorStateHandles
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot, encode_snapshot
 from lockgate.engine.checkpointing.storage import FileSystemCheckpointStorage
-from lockgate.engine.savepoints.errors import SavepointFormatError
+from lockgate.engine.errors import CheckpointNotFound, SavepointFormatError
 from lockgate.engine.savepoints.format import encode_savepoint_state
 from lockgate.engine.savepoints.reader import read_snapshot
 from lockgate.engine.savepoints.values import TypeCodec, TypedValue, ValueCodec

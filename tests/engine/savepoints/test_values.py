@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lockgate.engine.savepoints.errors import SavepointEncodingError, SavepointFormatError
+from lockgate.engine.errors import SavepointEncodingError, SavepointFormatError
 from lockgate.engine.savepoints.values import MAX_NESTING, TypeCodec, TypedValue, ValueCodec
 
 

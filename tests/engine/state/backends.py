@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from lockgate.engine.clock import Clock
 from lockgate.engine.state import KeyedStateBackend, KeyedStateStore
 from lockgate.engine.state.rocksdb_store import RocksDBKeyedStateStore
+from lockgate.engine.time.clock import Clock
 
 BACKENDS = ("memory", "rocksdb")
 

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from lockgate.engine import StreamEnvironment
-from lockgate.engine.clock import SystemClock
 from lockgate.engine.state import KeyedStateBackendSpec, RocksDBStateBackend, ValueStateDescriptor
 from lockgate.engine.state.backend import state_backend_for
 from lockgate.engine.state.rocksdb_options import RocksDBOptions
+from lockgate.engine.time.clock import SystemClock
 
 VALUE = ValueStateDescriptor[int]("value")
 SPEC = KeyedStateBackendSpec("job", "run1", 0, "counts", 0, 128, SystemClock())

@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from lockgate.engine.clock import ManualClock
 from lockgate.engine.state import (
     ValueStateDescriptor,
 )
 from lockgate.engine.state.rocksdb_checkpoint import key_groups_in
 from lockgate.engine.state.rocksdb_store import RocksDBKeyedStateStore
+from lockgate.engine.time.clock import ManualClock
 
 from .states import DESCRIPTORS, MAX_PARALLELISM, EveryState
 

@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from lockgate.engine.clock import SystemClock
 from lockgate.engine.partitioning import key_group_for
 from lockgate.engine.state import (
     KeyedStateBackendSpec,
@@ -23,6 +22,7 @@ from lockgate.engine.state import (
 from lockgate.engine.state.backend import state_backend_for
 from lockgate.engine.state.rocksdb_keys import decode_key, encode_key
 from lockgate.engine.state.rocksdb_store import RocksDBKeyedStateStore
+from lockgate.engine.time.clock import SystemClock
 
 from .states import MAX_PARALLELISM, flat
 

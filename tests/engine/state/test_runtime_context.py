@@ -5,7 +5,6 @@ from __future__ import annotations
 import operator
 from typing import Any
 
-from lockgate.engine.clock import ManualClock
 from lockgate.engine.functions import (
     CheckpointedFunction,
     FunctionInitializationContext,
@@ -22,6 +21,7 @@ from lockgate.engine.state import (
     ReducingStateDescriptor,
     ValueStateDescriptor,
 )
+from lockgate.engine.time.clock import ManualClock
 
 from .states import Average
 

@@ -4,7 +4,6 @@ import operator
 
 import pytest
 
-from lockgate.engine.clock import ManualClock
 from lockgate.engine.state import (
     AggregatingStateDescriptor,
     KeyedStateStore,
@@ -14,6 +13,7 @@ from lockgate.engine.state import (
     StateTtlConfig,
     ValueStateDescriptor,
 )
+from lockgate.engine.time.clock import ManualClock
 
 from .states import Average
 

@@ -3,7 +3,6 @@ from __future__ import annotations
 import operator
 from typing import Any
 
-from lockgate.engine.clock import ManualClock
 from lockgate.engine.state import (
     AggregatingStateDescriptor,
     KeyedStateStore,
@@ -13,6 +12,7 @@ from lockgate.engine.state import (
     StateTtlConfig,
     ValueStateDescriptor,
 )
+from lockgate.engine.time.clock import ManualClock
 
 from .states import MAX_PARALLELISM, Average, EveryState, flat
 
