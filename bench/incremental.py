@@ -46,7 +46,7 @@ from lockgate.engine import (
     StreamEnvironment,
     run,
 )
-from lockgate.engine.state.rocksdb_options import RocksDBOptions
+from lockgate.engine.state.rocksdb.options import RocksDBOptions
 
 KEYS = 1_000_000
 CHANGED = 0.01

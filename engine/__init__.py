@@ -48,7 +48,6 @@ from lockgate.engine.functions import (
 )
 from lockgate.engine.job_status import JobStatus
 from lockgate.engine.metrics import AsyncIoMetrics, JobMetrics, SubtaskMetrics
-from lockgate.engine.partitioning import key_group_for, stable_hash, subtask_for_key_group
 from lockgate.engine.planning import ExecutionPlan, OperatorChain
 from lockgate.engine.restart import RestartStrategy
 from lockgate.engine.run import run
@@ -78,6 +77,7 @@ from lockgate.engine.state import (
     ValueState,
     ValueStateDescriptor,
 )
+from lockgate.engine.state.key_groups import key_group_for, stable_hash, subtask_for_key_group
 from lockgate.engine.stream import DataStream, DataStreamSink, KeyedStream
 from lockgate.engine.time.clock import Clock, ManualClock, SystemClock
 from lockgate.engine.time.watermarks import WatermarkStrategy

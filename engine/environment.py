@@ -30,8 +30,8 @@ from lockgate.engine.savepoints.values import TypeCodec, ValueCodec
 from lockgate.engine.side_outputs import OutputTag
 from lockgate.engine.sources import Source
 from lockgate.engine.state import MemoryStateBackend, StateBackend
-from lockgate.engine.state.backend import state_backend_for
-from lockgate.engine.state.rocksdb_options import CompactionStyle
+from lockgate.engine.state.backends import state_backend_for
+from lockgate.engine.state.rocksdb.options import CompactionStyle
 from lockgate.engine.stream import DataStream, Producer
 from lockgate.engine.time.clock import Clock, SystemClock
 from lockgate.engine.time.watermarks import WatermarkStrategy

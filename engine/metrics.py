@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from lockgate.engine.state.keyed import KeyedStateStatistics
+from lockgate.engine.state.backend import KeyedStateStatistics
 
 __all__ = ["AsyncIoMetrics", "JobMetrics", "SubtaskMetrics"]
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from lockgate.engine.checkpointing.native_state import NativeKeyedState
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot
-from lockgate.engine.partitioning import key_group_range
+from lockgate.engine.state.key_groups import key_group_range
 
 __all__ = ["even_split", "redistribute"]
 

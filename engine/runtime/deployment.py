@@ -13,13 +13,6 @@ from lockgate.engine.checkpointing.snapshots import SINK_STATE, SPLITS_STATE, Op
 from lockgate.engine.checkpointing.storage import CheckpointStorage
 from lockgate.engine.events import ChannelItem, item_size
 from lockgate.engine.graph import OperatorKind, OperatorNode, Partitioning
-from lockgate.engine.partitioning import (
-    BroadcastPartitioner,
-    ForwardPartitioner,
-    KeyGroupPartitioner,
-    Partitioner,
-    RebalancePartitioner,
-)
 from lockgate.engine.planning import ChainEdge, ExecutionPlan, OperatorChain
 from lockgate.engine.runtime.async_operator import AsyncWaitOperator
 from lockgate.engine.runtime.barrier_aligner import AlignmentMode, BarrierAligner
@@ -28,6 +21,13 @@ from lockgate.engine.runtime.co_process import CoProcessOperator
 from lockgate.engine.runtime.heads import GateHead, Head, SourceHead
 from lockgate.engine.runtime.input_channel_state import InputChannelState
 from lockgate.engine.runtime.input_gate import InputGate
+from lockgate.engine.runtime.network.partitioners import (
+    BroadcastPartitioner,
+    ForwardPartitioner,
+    KeyGroupPartitioner,
+    Partitioner,
+    RebalancePartitioner,
+)
 from lockgate.engine.runtime.operators import Operator, create_operator
 from lockgate.engine.runtime.output_gate import OutputGate, OutputPartition
 from lockgate.engine.runtime.rolling import AggregateOperator, ReduceOperator

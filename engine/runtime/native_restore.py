@@ -22,7 +22,8 @@ from lockgate.engine.checkpointing.snapshots import OperatorSnapshot
 from lockgate.engine.checkpointing.storage import CheckpointStorage
 from lockgate.engine.errors import CorruptCheckpoint, RestoreError
 from lockgate.engine.state import KeyedStateBackend
-from lockgate.engine.state.native_snapshot import NativeSnapshots, native_key_groups
+from lockgate.engine.state.backends import native_key_groups
+from lockgate.engine.state.native_snapshot import NativeSnapshots
 
 __all__ = [
     "discard_downloads",

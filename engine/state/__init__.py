@@ -6,17 +6,16 @@ Keyed state (``ValueState``, ``ListState``, ``MapState``, ``ReducingState``,
 consistent snapshots cheaply on the event loop; ``KeyedStateSnapshot.by_key_group`` turns a
 keyed snapshot into plain data off the event loop. A ``StateBackend`` chooses where keyed state
 lives: ``MemoryStateBackend`` (heap) or ``RocksDBStateBackend`` (disk, extra ``rocksdb``; its
-store is ``lockgate.engine.state.rocksdb_store.RocksDBKeyedStateStore``).
+store is ``lockgate.engine.state.rocksdb.store.RocksDBKeyedStateStore``).
 """
 
 from lockgate.engine.state.aggregate_function import AggregateFunction
-from lockgate.engine.state.aggregating_state import AggregatingState
 from lockgate.engine.state.backend import (
     KeyedSnapshot,
     KeyedStateBackend,
     KeyedStateBackendSpec,
-    MemoryStateBackend,
-    RocksDBStateBackend,
+    KeyedStateRestore,
+    KeyedStateStatistics,
     StateBackend,
 )
 from lockgate.engine.state.descriptors import (
@@ -27,14 +26,19 @@ from lockgate.engine.state.descriptors import (
     StateDescriptor,
     ValueStateDescriptor,
 )
-from lockgate.engine.state.keyed import KeyedStateRestore, KeyedStateStatistics, KeyedStateStore
-from lockgate.engine.state.keyed_snapshot import KeyedStateSnapshot
-from lockgate.engine.state.list_state import ListState
-from lockgate.engine.state.map_state import MapState
+from lockgate.engine.state.handles import (
+    AggregatingState,
+    ListState,
+    MapState,
+    ReducingState,
+    ValueState,
+)
+from lockgate.engine.state.memory.backend import MemoryStateBackend
+from lockgate.engine.state.memory.snapshot import KeyedStateSnapshot
+from lockgate.engine.state.memory.store import KeyedStateStore
 from lockgate.engine.state.operator_state import OperatorStateSnapshot, OperatorStateStore
-from lockgate.engine.state.reducing_state import ReducingState
+from lockgate.engine.state.rocksdb.backend import RocksDBStateBackend
 from lockgate.engine.state.ttl import StateTtlConfig
-from lockgate.engine.state.value_state import ValueState
 
 __all__ = [
     "AggregateFunction",

@@ -1,25 +1,20 @@
-"""State backends: where an operator subtask keeps its keyed state (Flink's StateBackend).
+"""State backends' protocols: what every backend gives an operator subtask (Flink's StateBackend).
 
 ``KeyedStateBackend`` is what an operator and its user functions see of their keyed state,
 whichever backend holds it; ``KeyedSnapshot`` is what its ``snapshot`` returns. A
-``StateBackend`` builds one keyed state backend per operator subtask and attempt:
-``MemoryStateBackend`` keeps state in dicts on the heap (``KeyedStateStore``),
-``RocksDBStateBackend`` (extra ``rocksdb``) keeps it on disk (``RocksDBKeyedStateStore``).
-A keyed state backend that can also capture its state as its own files, for incremental
-checkpoints, implements ``NativeSnapshots`` (``native_snapshot``) too.
+``StateBackend`` builds one keyed state backend per operator subtask and attempt. The
+backends live beside this module, each in its folder: ``memory/`` keeps state in dicts on
+the heap, ``rocksdb/`` (extra ``rocksdb``) on disk; ``backends.py`` is the one module that
+names both. A keyed state backend that can also capture its state as its own files, for
+incremental checkpoints, implements ``NativeSnapshots`` (``native_snapshot``) too.
 """
 
 from __future__ import annotations
 
-import importlib
-import os
-import tempfile
 from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Protocol, TypeVar, overload
+from typing import Any, Literal, Protocol, TypeVar, overload
 
-from lockgate.engine.state.aggregating_state import AggregatingState
 from lockgate.engine.state.descriptors import (
     AggregatingStateDescriptor,
     ListStateDescriptor,
@@ -28,22 +23,23 @@ from lockgate.engine.state.descriptors import (
     StateDescriptor,
     ValueStateDescriptor,
 )
-from lockgate.engine.state.keyed import KeyedStateStatistics, KeyedStateStore
-from lockgate.engine.state.list_state import ListState
-from lockgate.engine.state.map_state import MapState
-from lockgate.engine.state.reducing_state import ReducingState
-from lockgate.engine.state.rocksdb_options import CompactionStyle, RocksDBOptions
-from lockgate.engine.state.value_state import ValueState
+from lockgate.engine.state.handles import (
+    AggregatingState,
+    ListState,
+    MapState,
+    ReducingState,
+    ValueState,
+)
 from lockgate.engine.time.clock import Clock
 
 __all__ = [
+    "KeyGroups",
     "KeyedSnapshot",
     "KeyedStateBackend",
     "KeyedStateBackendSpec",
-    "MemoryStateBackend",
-    "RocksDBStateBackend",
+    "KeyedStateRestore",
+    "KeyedStateStatistics",
     "StateBackend",
-    "state_backend_for",
 ]
 
 V = TypeVar("V")
@@ -54,6 +50,30 @@ ACC = TypeVar("ACC")
 OUT = TypeVar("OUT")
 
 KeyGroups = dict[int, dict[str, dict[Any, Any]]]
+
+
+KeyedStateRestore = Literal["none", "key_groups", "files"]
+"""How a keyed state backend got its state: not restored, from plain key groups (every value
+written into it), or from a native snapshot's files opened as they are (RocksDB)."""
+
+
+@dataclass(frozen=True, slots=True)
+class KeyedStateStatistics:
+    """A point-in-time view of one keyed state backend (``KeyedStateStore`` or RocksDB's).
+
+    Attributes:
+        states: tables held, declared or restored.
+        entries: (state, key) pairs that hold a value (RocksDB: its estimate of entries).
+        snapshots: snapshots taken; also the store's current epoch.
+        copies_on_write: containers copied because a snapshot could still see them.
+        restore: how the state was restored (see ``KeyedStateRestore``).
+    """
+
+    states: int
+    entries: int
+    snapshots: int
+    copies_on_write: int
+    restore: KeyedStateRestore = "none"
 
 
 class KeyedSnapshot(Protocol):
@@ -176,147 +196,6 @@ class StateBackend(Protocol):
 
     def create_keyed_state_backend(self, spec: KeyedStateBackendSpec) -> KeyedStateBackend:
         """Return a new, empty keyed state backend for the subtask ``spec`` names."""
-
-
-class MemoryStateBackend:
-    """Keeps keyed state in dicts on the heap: ``KeyedStateStore`` (the default).
-
-    Snapshots are consistent copies made cheap by copy-on-write; state must fit in memory.
-    """
-
-    name = "memory"
-
-    def create_keyed_state_backend(self, spec: KeyedStateBackendSpec) -> KeyedStateBackend:
-        """Return a new ``KeyedStateStore`` reading the job's clock."""
-        return KeyedStateStore(spec.clock, owner=spec.owner)
-
-    def __repr__(self) -> str:
-        return "MemoryStateBackend()"
-
-
-class RocksDBStateBackend:
-    """Keeps keyed state on disk in RocksDB (extra ``rocksdb``): state larger than memory.
-
-    Each operator subtask and attempt gets a database folder of its own under ``path`` (the
-    system's temporary folder by default), deleted when the operator closes, with the
-    RocksDB checkpoints of incremental checkpoints beside it until they are uploaded.
-    Databases are opened only by operators that keep keyed state. They compact with
-    ``compaction_style`` (``"level"``, the default, or ``"universal"``: Flink's
-    ``state.backend.rocksdb.compaction.style``) once ``level0_compaction_trigger`` level-0
-    files pile up (RocksDB's default 4); ``options`` holds both, validated when the backend
-    is made (see ``RocksDBOptions``). A restore that keeps a subtask's key-group range opens
-    the files of its incremental (RocksDB) checkpoint as the subtask's database, downloaded
-    into a folder under ``path`` first (``native_restore_folder``).
-    """
-
-    name = "rocksdb"
-
-    def __init__(
-        self,
-        path: str | os.PathLike[str] | None = None,
-        *,
-        compaction_style: CompactionStyle = "level",
-        level0_compaction_trigger: int = 4,
-    ) -> None:
-        """Keep databases under ``path``, tuned as the keyword options say.
-
-        Raises:
-            ValueError: an unknown or ``"fifo"`` compaction style, or a trigger below 1.
-        """
-        self.path = Path(tempfile.gettempdir() if path is None else path)
-        self.options = RocksDBOptions(compaction_style, level0_compaction_trigger)
-
-    def create_keyed_state_backend(self, spec: KeyedStateBackendSpec) -> KeyedStateBackend:
-        """Return a new ``RocksDBKeyedStateStore`` in a folder of its own under ``path``."""
-        from lockgate.engine.state.rocksdb_store import RocksDBKeyedStateStore
-
-        return RocksDBKeyedStateStore(
-            self.path / spec.folder_name,
-            spec.clock,
-            max_parallelism=spec.max_parallelism,
-            owner=spec.owner,
-            options=self.options,
-        )
-
-    def native_restore_folder(self, backend: str) -> Path | None:
-        """Return a new folder under ``path`` for a RocksDB checkpoint's files; else ``None``.
-
-        A subtask's store then moves the folder to its own (a rename: one file system).
-        """
-        if backend != self.name:
-            return None
-        self.path.mkdir(parents=True, exist_ok=True)
-        return Path(tempfile.mkdtemp(prefix="lockgate-restore-", dir=self.path))
-
-    def __repr__(self) -> str:
-        return (
-            f"RocksDBStateBackend(path={str(self.path)!r}, "
-            f"compaction_style={self.options.compaction_style!r}, "
-            f"level0_compaction_trigger={self.options.level0_compaction_trigger})"
-        )
-
-
-def state_backend_for(
-    name: str,
-    *,
-    path: str | os.PathLike[str] | None = None,
-    compaction_style: CompactionStyle | None = None,
-    level0_compaction_trigger: int | None = None,
-) -> StateBackend:
-    """Return the state backend called ``name``: ``"memory"`` or ``"rocksdb"`` (under ``path``).
-
-    The RocksDB options are ``RocksDBStateBackend``'s; ``None`` leaves RocksDB's default.
-
-    Raises:
-        ValueError: an unknown name, an invalid RocksDB option, or a ``path`` or a RocksDB
-            option for the memory backend.
-        ImportError: ``"rocksdb"`` without its extra installed.
-    """
-    if name == "memory":
-        _check_nothing_for_rocksdb(
-            path=path,
-            compaction_style=compaction_style,
-            level0_compaction_trigger=level0_compaction_trigger,
-        )
-        return MemoryStateBackend()
-    if name == "rocksdb":
-        backend = _rocksdb_backend(path, compaction_style, level0_compaction_trigger)
-        _check_rocksdb_installed()
-        return backend
-    raise ValueError(f"unknown state backend {name!r}; use 'memory' or 'rocksdb'")
-
-
-def _rocksdb_backend(
-    path: str | os.PathLike[str] | None, style: CompactionStyle | None, trigger: int | None
-) -> RocksDBStateBackend:
-    default = RocksDBOptions()
-    return RocksDBStateBackend(
-        path,
-        compaction_style=default.compaction_style if style is None else style,
-        level0_compaction_trigger=default.level0_compaction_trigger if trigger is None else trigger,
-    )
-
-
-def _check_nothing_for_rocksdb(path: object, **options: object) -> None:
-    if path is not None:
-        raise ValueError("the memory state backend keeps state on the heap; it takes no path")
-    given = [option for option, value in options.items() if value is not None]
-    if given:
-        raise ValueError(
-            "the memory state backend keeps state on the heap; it takes no RocksDB options "
-            f"({', '.join(given)}); use set_state_backend('rocksdb', ...) for them"
-        )
-
-
-def _check_rocksdb_installed() -> None:
-    try:
-        importlib.import_module("lockgate.engine.state.rocksdb_store")
-    except ImportError as error:
-        raise ImportError(
-            f"the RocksDB state backend needs rocksdict ({error}); "
-            "install the extra: pip install 'lockgate[rocksdb]'",
-            name=error.name,
-        ) from error
 
 
 def _safe(part: str) -> str:

@@ -25,7 +25,6 @@ __all__ = [
     "NativeRestoreTarget",
     "NativeSnapshots",
     "is_native",
-    "native_key_groups",
 ]
 
 KeyGroups = dict[int, dict[str, dict[Any, Any]]]
@@ -122,22 +121,3 @@ class NativeRestoreTarget(Protocol):
         ``None`` if this backend's keyed state backends cannot open such files: the restore
         then reads them as key groups. The folder is on the file system of the databases.
         """
-
-
-def native_key_groups(
-    backend: str, folder: Path, description: Mapping[str, Any], max_parallelism: int
-) -> KeyGroups:
-    """Return key group -> state name -> key -> plain value of the files in ``folder``.
-
-    ``folder`` holds every file a ``NativeKeyedSnapshot`` of ``backend`` listed, under their
-    names; ``description`` is what it described. Keys are grouped by ``max_parallelism``.
-
-    Raises:
-        ValueError: an unknown backend, or a description in a format this lockgate cannot read.
-        ImportError: ``"rocksdb"`` without its extra installed.
-    """
-    if backend != "rocksdb":
-        raise ValueError(f"keyed state stored by the unknown backend {backend!r}")
-    from lockgate.engine.state.rocksdb_checkpoint import key_groups_in
-
-    return key_groups_in(folder, description, max_parallelism)

@@ -13,9 +13,10 @@ from lockgate.engine.state.descriptors import (
     MapStateDescriptor,
     StateDescriptor,
 )
-from lockgate.engine.state.entry import StateEntry
-from lockgate.engine.state.list_state import ListState
-from lockgate.engine.state.map_state import MapState
+from lockgate.engine.state.handles import ListState, MapState
+from lockgate.engine.state.memory.entry import StateEntry
+from lockgate.engine.state.memory.list_state import HeapListState
+from lockgate.engine.state.memory.map_state import HeapMapState
 
 __all__ = ["OperatorStateSnapshot", "OperatorStateStore"]
 
@@ -76,15 +77,15 @@ class OperatorStateStore:
 
     def get_list_state(self, descriptor: ListStateDescriptor[V]) -> ListState[V]:
         """Return the list state that is split evenly over the subtasks on rescaling."""
-        return ListState(self, self._table(descriptor, _Mode.LIST))
+        return HeapListState(self, self._table(descriptor, _Mode.LIST))
 
     def get_union_list_state(self, descriptor: ListStateDescriptor[V]) -> ListState[V]:
         """Return the list state that every subtask receives in full (the union) on restore."""
-        return ListState(self, self._table(descriptor, _Mode.UNION))
+        return HeapListState(self, self._table(descriptor, _Mode.UNION))
 
     def get_broadcast_state(self, descriptor: MapStateDescriptor[K, V]) -> MapState[K, V]:
         """Return the broadcast state: a map that is the same on every subtask."""
-        return MapState(self, self._table(descriptor, _Mode.BROADCAST))
+        return HeapMapState(self, self._table(descriptor, _Mode.BROADCAST))
 
     def snapshot(self) -> OperatorStateSnapshot:
         """Return copies of every state, declared or restored (empty ones included)."""

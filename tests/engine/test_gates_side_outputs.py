@@ -9,7 +9,7 @@ from lockgate.actors import Channel
 from lockgate.engine import CheckpointBarrier, EndOfInput, ManualClock, OutputTag
 from lockgate.engine.checkpointing.channel_state import ChannelId
 from lockgate.engine.events import ChannelItem, SnapshotOptions, item_size
-from lockgate.engine.partitioning import ForwardPartitioner
+from lockgate.engine.runtime.network.partitioners import ForwardPartitioner
 from lockgate.engine.runtime.output_gate import OutputGate, OutputPartition
 
 LATE, EARLY = OutputTag("late"), OutputTag("early")

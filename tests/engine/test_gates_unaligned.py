@@ -12,7 +12,6 @@ from lockgate.actors import Channel
 from lockgate.engine import CheckpointBarrier, ManualClock
 from lockgate.engine.checkpointing.channel_state import ChannelId
 from lockgate.engine.events import ChannelItem, SnapshotOptions, item_size
-from lockgate.engine.partitioning import ForwardPartitioner, RebalancePartitioner
 from lockgate.engine.runtime.barrier_aligner import (
     AlignmentMode,
     BarrierAligner,
@@ -21,6 +20,7 @@ from lockgate.engine.runtime.barrier_aligner import (
 )
 from lockgate.engine.runtime.input_channel_state import InputChannelState
 from lockgate.engine.runtime.input_gate import InputGate
+from lockgate.engine.runtime.network.partitioners import ForwardPartitioner, RebalancePartitioner
 from lockgate.engine.runtime.output_gate import OutputGate, OutputPartition
 
 UNALIGNED = SnapshotOptions(unaligned=True)

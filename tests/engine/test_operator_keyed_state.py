@@ -12,7 +12,7 @@ from lockgate.engine.checkpointing.snapshots import OperatorSnapshot
 from lockgate.engine.graph import OperatorKind, OperatorNode
 from lockgate.engine.runtime.operators import create_operator
 from lockgate.engine.runtime.rolling import ReduceOperator
-from lockgate.engine.state.rocksdb_store import RocksDBKeyedStateStore
+from lockgate.engine.state.rocksdb.store import RocksDBKeyedStateStore
 
 
 def node(kind: OperatorKind, function: Any, uid: str = "sums") -> OperatorNode:

@@ -9,11 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lockgate.engine.partitioning import (
+from lockgate.engine.runtime.network.partitioners import (
     BroadcastPartitioner,
     ForwardPartitioner,
     KeyGroupPartitioner,
     RebalancePartitioner,
+)
+from lockgate.engine.state.key_groups import (
     key_group_for,
     key_group_range,
     stable_hash,
@@ -42,7 +44,7 @@ KEYS = [
 
 HASH_KEYS_SCRIPT = """
 import ast, json, sys
-from lockgate.engine.partitioning import key_group_for, stable_hash
+from lockgate.engine.runtime.network.partitioners import key_group_for, stable_hash
 keys = ast.literal_eval(sys.argv[1])
 print(json.dumps({
     "stable": [[stable_hash(k), key_group_for(k, 128)] for k in keys],

@@ -7,7 +7,7 @@ from lockgate.engine.checkpointing.channel_state import ChannelId
 from lockgate.engine.checkpointing.native_state import NativeKeyedState
 from lockgate.engine.checkpointing.restore import even_split, redistribute
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot
-from lockgate.engine.partitioning import key_group_for, key_group_range, subtask_for_key_group
+from lockgate.engine.state.key_groups import key_group_for, key_group_range, subtask_for_key_group
 
 MAX_PARALLELISM = 13
 RESCALES = [(2, 4), (4, 2), (3, 3)]

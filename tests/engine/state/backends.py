@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from lockgate.engine.state import KeyedStateBackend, KeyedStateStore
-from lockgate.engine.state.rocksdb_store import RocksDBKeyedStateStore
+from lockgate.engine.state.rocksdb.store import RocksDBKeyedStateStore
 from lockgate.engine.time.clock import Clock
 
 BACKENDS = ("memory", "rocksdb")

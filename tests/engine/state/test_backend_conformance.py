@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from lockgate.engine.errors import IncompatibleState
-from lockgate.engine.partitioning import key_group_for
 from lockgate.engine.state import (
     AggregatingState,
     AggregatingStateDescriptor,
@@ -24,6 +23,7 @@ from lockgate.engine.state import (
     ValueState,
     ValueStateDescriptor,
 )
+from lockgate.engine.state.key_groups import key_group_for
 from lockgate.engine.testing import ManualClock
 
 from .backends import BACKENDS, Stores

@@ -5,7 +5,6 @@ from typing import Any
 
 import pytest
 
-from lockgate.engine.partitioning import key_group_for
 from lockgate.engine.state import (
     AggregatingStateDescriptor,
     KeyedStateStore,
@@ -14,6 +13,7 @@ from lockgate.engine.state import (
     ReducingStateDescriptor,
     ValueStateDescriptor,
 )
+from lockgate.engine.state.key_groups import key_group_for
 
 from .states import MAX_PARALLELISM, Average, EveryState, flat
 

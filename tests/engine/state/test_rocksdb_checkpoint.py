@@ -7,10 +7,11 @@ from typing import Any
 
 import pytest
 
-from lockgate.engine.partitioning import key_group_for
-from lockgate.engine.state.native_snapshot import is_native, native_key_groups
-from lockgate.engine.state.rocksdb_checkpoint import RocksDBCheckpointSnapshot, key_groups_in
-from lockgate.engine.state.rocksdb_store import RocksDBKeyedStateStore
+from lockgate.engine.state.backends import native_key_groups
+from lockgate.engine.state.key_groups import key_group_for
+from lockgate.engine.state.native_snapshot import is_native
+from lockgate.engine.state.rocksdb.checkpoint import RocksDBCheckpointSnapshot, key_groups_in
+from lockgate.engine.state.rocksdb.store import RocksDBKeyedStateStore
 from lockgate.engine.time.clock import ManualClock
 
 from .states import DESCRIPTORS, MAX_PARALLELISM, EveryState, flat_groups

@@ -10,8 +10,8 @@ import pytest
 
 from lockgate.engine import StreamEnvironment
 from lockgate.engine.state import KeyedStateBackendSpec, RocksDBStateBackend, ValueStateDescriptor
-from lockgate.engine.state.backend import state_backend_for
-from lockgate.engine.state.rocksdb_options import RocksDBOptions
+from lockgate.engine.state.backends import state_backend_for
+from lockgate.engine.state.rocksdb.options import RocksDBOptions
 from lockgate.engine.time.clock import SystemClock
 
 VALUE = ValueStateDescriptor[int]("value")

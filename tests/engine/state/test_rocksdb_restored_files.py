@@ -11,8 +11,8 @@ import pytest
 from lockgate.engine.state import (
     ValueStateDescriptor,
 )
-from lockgate.engine.state.rocksdb_checkpoint import key_groups_in
-from lockgate.engine.state.rocksdb_store import RocksDBKeyedStateStore
+from lockgate.engine.state.rocksdb.checkpoint import key_groups_in
+from lockgate.engine.state.rocksdb.store import RocksDBKeyedStateStore
 from lockgate.engine.time.clock import ManualClock
 
 from .states import DESCRIPTORS, MAX_PARALLELISM, EveryState

@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from lockgate.engine.partitioning import key_group_for
 from lockgate.engine.state import (
     KeyedStateBackendSpec,
     ListStateDescriptor,
@@ -19,9 +18,10 @@ from lockgate.engine.state import (
     RocksDBStateBackend,
     ValueStateDescriptor,
 )
-from lockgate.engine.state.backend import state_backend_for
-from lockgate.engine.state.rocksdb_keys import decode_key, encode_key
-from lockgate.engine.state.rocksdb_store import RocksDBKeyedStateStore
+from lockgate.engine.state.backends import state_backend_for
+from lockgate.engine.state.key_groups import key_group_for
+from lockgate.engine.state.rocksdb.keys import decode_key, encode_key
+from lockgate.engine.state.rocksdb.store import RocksDBKeyedStateStore
 from lockgate.engine.time.clock import SystemClock
 
 from .states import MAX_PARALLELISM, flat
@@ -203,6 +203,6 @@ def test_an_unknown_state_backend_is_refused_naming_both() -> None:
 def test_the_rocksdb_backend_without_its_extra_says_what_to_install(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setitem(__import__("sys").modules, "lockgate.engine.state.rocksdb_store", None)
+    monkeypatch.setitem(__import__("sys").modules, "lockgate.engine.state.rocksdb.store", None)
     with pytest.raises(ImportError, match=r"pip install 'lockgate\[rocksdb\]'"):
         state_backend_for("rocksdb")

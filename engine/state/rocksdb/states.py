@@ -1,9 +1,9 @@
 """Value, list, reducing and aggregating state whose values live in RocksDB, one entry per key.
 
-Each handle subclasses its heap counterpart only for its interface (so a ``ValueState[V]``
-annotation fits either backend) and overrides every method: it reads and writes RocksDB
-entries through a ``StateAccess``. Every read unpickles a new object, so a value a user
-changes in place never changes what is stored, and nothing is copied on write.
+Each handle implements its abstract type of ``handles`` (so a ``ValueState[V]`` annotation
+fits either backend): it reads and writes RocksDB entries through a ``StateAccess``. Every
+read unpickles a new object, so a value a user changes in place never changes what is
+stored, and nothing is copied on write.
 """
 
 from __future__ import annotations
@@ -12,13 +12,10 @@ from collections.abc import Callable, Iterable, Iterator, MutableMapping
 from typing import Any, Generic, TypeVar
 
 from lockgate.engine.state.aggregate_function import AggregateFunction
-from lockgate.engine.state.aggregating_state import AggregatingState
-from lockgate.engine.state.list_state import ListState
-from lockgate.engine.state.reducing_state import ReducingState
-from lockgate.engine.state.rocksdb_access import StateAccess
-from lockgate.engine.state.rocksdb_keys import decode_key, unframe
-from lockgate.engine.state.rocksdb_values import dump, dump_items, load, load_items
-from lockgate.engine.state.value_state import ValueState
+from lockgate.engine.state.handles import AggregatingState, ListState, ReducingState, ValueState
+from lockgate.engine.state.rocksdb.access import StateAccess
+from lockgate.engine.state.rocksdb.keys import decode_key, unframe
+from lockgate.engine.state.rocksdb.values import dump, dump_items, load, load_items
 
 __all__ = [
     "RocksDBAggregatingState",
@@ -42,7 +39,7 @@ class RocksDBValueState(ValueState[V]):
     clears. Values read are new objects; changing one changes nothing until ``update``.
     """
 
-    __slots__ = ("_access",)
+    __slots__ = ("_access", "_default")
 
     def __init__(self, access: StateAccess, default: V) -> None:
         self._access = access
@@ -116,7 +113,7 @@ class RocksDBReducingState(ReducingState[V]):
     ``add`` reads the reduced value, folds the new one in and stores the result.
     """
 
-    __slots__ = ("_access",)
+    __slots__ = ("_access", "_reduce")
 
     def __init__(self, access: StateAccess, reduce_function: Callable[[V, V], V]) -> None:
         self._access = access
@@ -146,7 +143,7 @@ class RocksDBAggregatingState(AggregatingState[IN, OUT]):
     it in place), folds the value in and stores it again.
     """
 
-    __slots__ = ("_access",)
+    __slots__ = ("_access", "_function")
 
     def __init__(
         self, access: StateAccess, aggregate_function: AggregateFunction[IN, Any, OUT]

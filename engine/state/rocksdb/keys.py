@@ -24,7 +24,7 @@ from typing import Any
 
 import msgpack  # type: ignore[import-untyped]
 
-from lockgate.engine.partitioning import key_group_for
+from lockgate.engine.state.key_groups import key_group_for
 
 __all__ = [
     "KeyCodec",

@@ -2,7 +2,7 @@
 
 Flink's ``state.backend.rocksdb.compaction.style`` and the level-0 compaction trigger, as
 one validated value that every database of a ``RocksDBStateBackend`` is opened with. This
-module does not import rocksdict (the backend is an extra): ``rocksdb_database`` applies
+module does not import rocksdict (the backend is an extra): ``rocksdb.database`` applies
 the options to RocksDB's own.
 """
 

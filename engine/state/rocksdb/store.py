@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeVar, overload
 
-from lockgate.engine.state.aggregating_state import AggregatingState
+from lockgate.engine.state.backend import KeyedStateRestore, KeyedStateStatistics
 from lockgate.engine.state.descriptors import (
     AggregatingStateDescriptor,
     ListStateDescriptor,
@@ -41,20 +41,23 @@ from lockgate.engine.state.descriptors import (
     ValueStateDescriptor,
     check_keyed,
 )
-from lockgate.engine.state.keyed import KeyedStateRestore, KeyedStateStatistics
-from lockgate.engine.state.list_state import ListState
-from lockgate.engine.state.map_state import MapState
-from lockgate.engine.state.reducing_state import ReducingState
-from lockgate.engine.state.rocksdb_access import StateAccess
-from lockgate.engine.state.rocksdb_checkpoint import RocksDBCheckpointSnapshot
-from lockgate.engine.state.rocksdb_database import StateDatabase
-from lockgate.engine.state.rocksdb_keys import KeyCodec, state_id_bytes, unframe
-from lockgate.engine.state.rocksdb_loader import StateLoader
-from lockgate.engine.state.rocksdb_map_state import RocksDBMapState
-from lockgate.engine.state.rocksdb_options import RocksDBOptions
-from lockgate.engine.state.rocksdb_restore import RestoredFiles
-from lockgate.engine.state.rocksdb_snapshot import RocksDBKeyedStateSnapshot, StateFormat
-from lockgate.engine.state.rocksdb_states import (
+from lockgate.engine.state.handles import (
+    AggregatingState,
+    ListState,
+    MapState,
+    ReducingState,
+    ValueState,
+)
+from lockgate.engine.state.rocksdb.access import StateAccess
+from lockgate.engine.state.rocksdb.checkpoint import RocksDBCheckpointSnapshot
+from lockgate.engine.state.rocksdb.database import StateDatabase
+from lockgate.engine.state.rocksdb.keys import KeyCodec, state_id_bytes, unframe
+from lockgate.engine.state.rocksdb.loader import StateLoader
+from lockgate.engine.state.rocksdb.map_state import RocksDBMapState
+from lockgate.engine.state.rocksdb.options import RocksDBOptions
+from lockgate.engine.state.rocksdb.restore import RestoredFiles
+from lockgate.engine.state.rocksdb.snapshot import RocksDBKeyedStateSnapshot, StateFormat
+from lockgate.engine.state.rocksdb.states import (
     RocksDBAggregatingState,
     RocksDBListState,
     RocksDBReducingState,
@@ -62,7 +65,6 @@ from lockgate.engine.state.rocksdb_states import (
     RocksDBValueState,
 )
 from lockgate.engine.state.state_kinds import StateKinds
-from lockgate.engine.state.value_state import ValueState
 from lockgate.engine.time.clock import Clock, SystemClock
 
 __all__ = ["RocksDBKeyedStateStore"]

@@ -7,9 +7,9 @@ from typing import Any
 
 from rocksdict import Rdict, WriteBatch
 
-from lockgate.engine.state.rocksdb_database import scan
-from lockgate.engine.state.rocksdb_keys import KeyCodec, encode_key, prefix_end
-from lockgate.engine.state.rocksdb_values import dump, dump_items, load, plain, split
+from lockgate.engine.state.rocksdb.database import scan
+from lockgate.engine.state.rocksdb.keys import KeyCodec, encode_key, prefix_end
+from lockgate.engine.state.rocksdb.values import dump, dump_items, load, plain, split
 
 __all__ = ["StateLoader"]
 

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from typing import Any
 
-from lockgate.engine.partitioning import key_group_for
+from lockgate.engine.state.key_groups import key_group_for
 from lockgate.engine.state.ttl import EXPIRED
 
 __all__ = ["KeyedStateSnapshot"]

@@ -8,10 +8,10 @@ from typing import Any
 
 from rocksdict import RdictIter
 
-from lockgate.engine.partitioning import key_group_for
-from lockgate.engine.state.rocksdb_database import Entry, scan_view
-from lockgate.engine.state.rocksdb_keys import decode_key, prefix_end, unframe
-from lockgate.engine.state.rocksdb_values import load, load_items, split
+from lockgate.engine.state.key_groups import key_group_for
+from lockgate.engine.state.rocksdb.database import Entry, scan_view
+from lockgate.engine.state.rocksdb.keys import decode_key, prefix_end, unframe
+from lockgate.engine.state.rocksdb.values import load, load_items, split
 
 __all__ = ["RocksDBKeyedStateSnapshot", "StateFormat"]
 

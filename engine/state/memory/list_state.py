@@ -1,18 +1,19 @@
-"""ListState: a list of values per key (or per subtask, as operator state)."""
+"""HeapListState: a list of values per key (or per subtask, as operator state), on the heap."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import TypeVar
 
-from lockgate.engine.state.copy_on_write_state import CopyOnWriteState
+from lockgate.engine.state.handles import ListState
+from lockgate.engine.state.memory.copy_on_write import CopyOnWriteState
 
-__all__ = ["ListState"]
+__all__ = ["HeapListState"]
 
 V = TypeVar("V")
 
 
-class ListState(CopyOnWriteState[list[V]]):
+class HeapListState(CopyOnWriteState[list[V]], ListState[V]):
     """A list per key; ``add`` is O(1) amortised, ``get`` returns a copy.
 
     The list is copied on the first write after a snapshot, so snapshots never change; the

@@ -18,7 +18,7 @@ from rocksdict import (
     WriteOptions,
 )
 
-from lockgate.engine.state.rocksdb_options import RocksDBOptions
+from lockgate.engine.state.rocksdb.options import RocksDBOptions
 
 __all__ = ["Entry", "StateDatabase", "scan", "scan_view"]
 

@@ -1,19 +1,20 @@
-"""MapState: a map from user keys to values, per key (or per subtask, as broadcast state)."""
+"""HeapMapState: a map from user keys to values per key (or per subtask), on the heap."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Generic, TypeVar
+from typing import TypeVar
 
-from lockgate.engine.state.copy_on_write_state import CopyOnWriteState
+from lockgate.engine.state.handles import MapState
+from lockgate.engine.state.memory.copy_on_write import CopyOnWriteState
 
-__all__ = ["MapState"]
+__all__ = ["HeapMapState"]
 
 UK = TypeVar("UK")
 UV = TypeVar("UV")
 
 
-class MapState(CopyOnWriteState[dict[UK, UV]], Generic[UK, UV]):
+class HeapMapState(CopyOnWriteState[dict[UK, UV]], MapState[UK, UV]):
     """A dict per key; ``put`` and ``remove`` are O(1) amortised, views are copies.
 
     The dict is copied on the first write after a snapshot, so snapshots never change; the

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Generic, TypeVar
 
-from lockgate.engine.state.entry import StateEntry
+from lockgate.engine.state.memory.entry import StateEntry
 from lockgate.engine.state.scope import StateScope
 
 __all__ = ["CopyOnWriteState"]

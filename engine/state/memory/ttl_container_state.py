@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any, Generic, TypeVar
 
 from lockgate.engine.state.aggregate_function import AggregateFunction
-from lockgate.engine.state.aggregating_state import AggregatingState
-from lockgate.engine.state.copy_on_write_state import CopyOnWriteState
-from lockgate.engine.state.entry import FROZEN, StateEntry
-from lockgate.engine.state.list_state import ListState
+from lockgate.engine.state.memory.aggregating_state import HeapAggregatingState
+from lockgate.engine.state.memory.copy_on_write import CopyOnWriteState
+from lockgate.engine.state.memory.entry import FROZEN, StateEntry
+from lockgate.engine.state.memory.list_state import HeapListState
 from lockgate.engine.state.scope import StateScope
 from lockgate.engine.state.ttl import EXPIRED, TtlPolicy, TtlValue
 
@@ -79,7 +79,7 @@ class TtlContainerState(CopyOnWriteState[C], Generic[C]):
         self._table[self._scope.current_key] = self._policy.stamp(entry)  # type: ignore[assignment]
 
 
-class TtlListState(TtlContainerState[list[V]], ListState[V]):
+class TtlListState(TtlContainerState[list[V]], HeapListState[V]):
     """A ``ListState`` whose list expires as a whole, ``ttl`` after its last refresh."""
 
     __slots__ = ("_policy",)
@@ -89,7 +89,7 @@ class TtlListState(TtlContainerState[list[V]], ListState[V]):
         self._policy = policy
 
 
-class TtlAggregatingState(TtlContainerState[Any], AggregatingState[IN, OUT]):
+class TtlAggregatingState(TtlContainerState[Any], HeapAggregatingState[IN, OUT]):
     """An ``AggregatingState`` whose accumulator expires, ``ttl`` after its last refresh."""
 
     __slots__ = ("_policy",)

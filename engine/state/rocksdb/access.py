@@ -7,9 +7,9 @@ from typing import Any, Protocol
 
 from rocksdict import Rdict, WriteBatch
 
-from lockgate.engine.state.rocksdb_database import Entry, scan
-from lockgate.engine.state.rocksdb_keys import KeyCodec, prefix_end
-from lockgate.engine.state.rocksdb_values import PLAIN, split, stamped
+from lockgate.engine.state.rocksdb.database import Entry, scan
+from lockgate.engine.state.rocksdb.keys import KeyCodec, prefix_end
+from lockgate.engine.state.rocksdb.values import PLAIN, split, stamped
 from lockgate.engine.state.ttl import StateTtlConfig, TtlPolicy
 from lockgate.engine.time.clock import Clock
 

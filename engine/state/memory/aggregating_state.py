@@ -1,22 +1,23 @@
-"""AggregatingState: per key, an accumulator that an ``AggregateFunction`` folds values into."""
+"""HeapAggregatingState: per key, an accumulator an ``AggregateFunction`` folds values into."""
 
 from __future__ import annotations
 
 import copy
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
 
 from lockgate.engine.state.aggregate_function import AggregateFunction
-from lockgate.engine.state.copy_on_write_state import CopyOnWriteState
-from lockgate.engine.state.entry import StateEntry
+from lockgate.engine.state.handles import AggregatingState
+from lockgate.engine.state.memory.copy_on_write import CopyOnWriteState
+from lockgate.engine.state.memory.entry import StateEntry
 from lockgate.engine.state.scope import StateScope
 
-__all__ = ["AggregatingState"]
+__all__ = ["HeapAggregatingState"]
 
 IN = TypeVar("IN")
 OUT = TypeVar("OUT")
 
 
-class AggregatingState(CopyOnWriteState[Any], Generic[IN, OUT]):
+class HeapAggregatingState(CopyOnWriteState[Any], AggregatingState[IN, OUT]):
     """Per key, ``get_result`` of an accumulator that every added value was folded into.
 
     ``AggregateFunction.add`` may change the accumulator in place: the first ``add`` after a

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, Literal, TypeVar, overload
+from typing import Any, TypeVar, overload
 
-from lockgate.engine.state.aggregating_state import AggregatingState
+from lockgate.engine.state.backend import KeyedStateRestore, KeyedStateStatistics
 from lockgate.engine.state.descriptors import (
     AggregatingStateDescriptor,
     ListStateDescriptor,
@@ -16,31 +15,39 @@ from lockgate.engine.state.descriptors import (
     ValueStateDescriptor,
     check_keyed,
 )
-from lockgate.engine.state.entry import FROZEN, StateEntry
-from lockgate.engine.state.keyed_snapshot import KeyedStateSnapshot
-from lockgate.engine.state.list_state import ListState
-from lockgate.engine.state.map_state import MapState
-from lockgate.engine.state.reducing_state import ReducingState
-from lockgate.engine.state.state_kinds import StateKinds
-from lockgate.engine.state.ttl import TtlPolicy
-from lockgate.engine.state.ttl_container_state import (
+from lockgate.engine.state.handles import (
+    AggregatingState,
+    ListState,
+    MapState,
+    ReducingState,
+    ValueState,
+)
+from lockgate.engine.state.memory.aggregating_state import HeapAggregatingState
+from lockgate.engine.state.memory.entry import FROZEN, StateEntry
+from lockgate.engine.state.memory.list_state import HeapListState
+from lockgate.engine.state.memory.map_state import HeapMapState
+from lockgate.engine.state.memory.reducing_state import HeapReducingState
+from lockgate.engine.state.memory.snapshot import KeyedStateSnapshot
+from lockgate.engine.state.memory.ttl_container_state import (
     TtlAggregatingState,
     TtlListState,
     export_aggregate,
     export_list,
     restore_container,
 )
-from lockgate.engine.state.ttl_map_state import TtlMapState, export_map, restore_map
-from lockgate.engine.state.ttl_value_state import (
+from lockgate.engine.state.memory.ttl_map_state import TtlMapState, export_map, restore_map
+from lockgate.engine.state.memory.ttl_value_state import (
     TtlReducingState,
     TtlValueState,
     export_value,
     restore_value,
 )
-from lockgate.engine.state.value_state import ValueState
+from lockgate.engine.state.memory.value_state import HeapValueState
+from lockgate.engine.state.state_kinds import StateKinds
+from lockgate.engine.state.ttl import TtlPolicy
 from lockgate.engine.time.clock import Clock, SystemClock
 
-__all__ = ["KeyedStateRestore", "KeyedStateStatistics", "KeyedStateStore"]
+__all__ = ["KeyedStateStore"]
 
 V = TypeVar("V")
 UK = TypeVar("UK")
@@ -52,9 +59,9 @@ OUT = TypeVar("OUT")
 
 # States whose tables hold StateEntry containers, and how a snapshot makes them plain.
 _CONTAINERS: tuple[tuple[type[StateDescriptor], Callable[[Any], Any]], ...] = (
-    (ListStateDescriptor, ListState.to_plain),
-    (MapStateDescriptor, MapState.to_plain),
-    (AggregatingStateDescriptor, AggregatingState.to_plain),
+    (ListStateDescriptor, HeapListState.to_plain),
+    (MapStateDescriptor, HeapMapState.to_plain),
+    (AggregatingStateDescriptor, HeapAggregatingState.to_plain),
 )
 
 # How states with a TTL store values: the snapshot export, and the wrapping of restored ones.
@@ -67,30 +74,6 @@ _TTL_FORMATS: tuple[
     (AggregatingStateDescriptor, export_aggregate, restore_container),
     (MapStateDescriptor, export_map, restore_map),
 )
-
-
-KeyedStateRestore = Literal["none", "key_groups", "files"]
-"""How a keyed state backend got its state: not restored, from plain key groups (every value
-written into it), or from a native snapshot's files opened as they are (RocksDB)."""
-
-
-@dataclass(frozen=True, slots=True)
-class KeyedStateStatistics:
-    """A point-in-time view of one keyed state backend (``KeyedStateStore`` or RocksDB's).
-
-    Attributes:
-        states: tables held, declared or restored.
-        entries: (state, key) pairs that hold a value (RocksDB: its estimate of entries).
-        snapshots: snapshots taken; also the store's current epoch.
-        copies_on_write: containers copied because a snapshot could still see them.
-        restore: how the state was restored (see ``KeyedStateRestore``).
-    """
-
-    states: int
-    entries: int
-    snapshots: int
-    copies_on_write: int
-    restore: KeyedStateRestore = "none"
 
 
 class KeyedStateStore:
@@ -180,7 +163,7 @@ class KeyedStateStore:
         table = self.table(descriptor)
         if descriptor.ttl is not None:
             return TtlValueState(self, table, descriptor.default, self._policies[descriptor.name])
-        return ValueState(self, table, descriptor.default)
+        return HeapValueState(self, table, descriptor.default)
 
     @overload
     def get_state(self, descriptor: ValueStateDescriptor[V]) -> ValueState[V]: ...
@@ -210,16 +193,16 @@ class KeyedStateStore:
             return self._ttl_state(descriptor, table)
         match descriptor:
             case ValueStateDescriptor():
-                return ValueState(self, table, descriptor.default)
+                return HeapValueState(self, table, descriptor.default)
             case ListStateDescriptor():
-                return ListState(self, table)
+                return HeapListState(self, table)
             case MapStateDescriptor():
-                return MapState(self, table)
+                return HeapMapState(self, table)
             case ReducingStateDescriptor():
-                return ReducingState(self, table, descriptor.reduce_function)
+                return HeapReducingState(self, table, descriptor.reduce_function)
             case _:
                 assert isinstance(descriptor, AggregatingStateDescriptor)
-                return AggregatingState(self, table, descriptor.aggregate_function)
+                return HeapAggregatingState(self, table, descriptor.aggregate_function)
 
     def key_count(self) -> int:
         """How many distinct keys hold state in any table."""

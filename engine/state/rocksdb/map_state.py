@@ -7,10 +7,10 @@ from typing import Any, Generic, TypeVar
 
 from rocksdict import WriteBatch
 
-from lockgate.engine.state.map_state import MapState
-from lockgate.engine.state.rocksdb_access import StateAccess
-from lockgate.engine.state.rocksdb_keys import decode_key, encode_key
-from lockgate.engine.state.rocksdb_values import dump, load
+from lockgate.engine.state.handles import MapState
+from lockgate.engine.state.rocksdb.access import StateAccess
+from lockgate.engine.state.rocksdb.keys import decode_key, encode_key
+from lockgate.engine.state.rocksdb.values import dump, load
 
 __all__ = ["RocksDBMapState"]
 
@@ -24,7 +24,7 @@ class RocksDBMapState(MapState[UK, UV], Generic[UK, UV]):
     ``get``, ``put``, ``remove`` and ``contains`` touch one entry, never the whole map;
     ``keys``, ``values``, ``items``, ``is_empty`` and ``clear`` scan the current key's
     entries. With a TTL each entry expires on its own, as in the heap ``MapState``. User
-    keys are encoded as the module ``rocksdb_keys`` says: equal user keys must give equal
+    keys are encoded as the module ``rocksdb.keys`` says: equal user keys must give equal
     bytes. A key whose last entry is removed holds no state.
     """
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from lockgate.engine.state.reducing_state import ReducingState
+from lockgate.engine.state.memory.reducing_state import HeapReducingState
+from lockgate.engine.state.memory.value_state import HeapValueState
 from lockgate.engine.state.scope import StateScope
 from lockgate.engine.state.ttl import EXPIRED, TtlPolicy, TtlValue
-from lockgate.engine.state.value_state import ValueState
 
 __all__ = ["TtlReducingState", "TtlValueState", "export_value", "restore_value"]
 
@@ -25,7 +25,7 @@ def restore_value(plain: Any, deadline: float) -> TtlValue[Any]:
     return TtlValue(plain, deadline)
 
 
-class TtlValueState(ValueState[V]):
+class TtlValueState(HeapValueState[V]):
     """A ``ValueState`` whose table holds ``TtlValue`` entries; expired values read as absent."""
 
     __slots__ = ("_policy",)
@@ -49,7 +49,7 @@ class TtlValueState(ValueState[V]):
             self._table[self._scope.current_key] = self._policy.stamp(value)
 
 
-class TtlReducingState(ReducingState[V]):
+class TtlReducingState(HeapReducingState[V]):
     """A ``ReducingState`` whose reduced value expires; adding to an expired one starts over."""
 
     __slots__ = ("_policy",)

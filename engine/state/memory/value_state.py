@@ -1,17 +1,18 @@
-"""ValueState: one value per key."""
+"""HeapValueState: one value per key, in a dict on the heap."""
 
 from __future__ import annotations
 
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
 
+from lockgate.engine.state.handles import ValueState
 from lockgate.engine.state.scope import StateScope
 
-__all__ = ["ValueState"]
+__all__ = ["HeapValueState"]
 
 V = TypeVar("V")
 
 
-class ValueState(Generic[V]):
+class HeapValueState(ValueState[V]):
     """One value per key; reads and writes apply to the key of the current record.
 
     ``update`` replaces the stored value wholesale, which is what keeps snapshots cheap and

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Generic, TypeVar
 
-from lockgate.engine.state.entry import FROZEN, StateEntry
-from lockgate.engine.state.map_state import MapState
+from lockgate.engine.state.memory.entry import FROZEN, StateEntry
+from lockgate.engine.state.memory.map_state import HeapMapState
 from lockgate.engine.state.scope import StateScope
 from lockgate.engine.state.ttl import EXPIRED, TtlPolicy, TtlValue
 
@@ -27,7 +27,7 @@ def restore_map(plain: Mapping[Any, Any], deadline: float) -> StateEntry[dict[An
     return StateEntry(FROZEN, {key: TtlValue(value, deadline) for key, value in plain.items()})
 
 
-class TtlMapState(MapState[UK, Any], Generic[UK, UV]):
+class TtlMapState(HeapMapState[UK, Any], Generic[UK, UV]):
     """A ``MapState`` whose entries are ``TtlValue`` items, each expiring on its own.
 
     Every access removes the expired entries it meets (copying the map first if a snapshot

@@ -18,8 +18,8 @@ from typing import Any
 from rocksdict import AccessType, Options, Rdict, ReadOptions
 
 from lockgate.engine.state.native_snapshot import NativeFile
-from lockgate.engine.state.rocksdb_keys import state_id_bytes
-from lockgate.engine.state.rocksdb_snapshot import RocksDBKeyedStateSnapshot, StateFormat
+from lockgate.engine.state.rocksdb.keys import state_id_bytes
+from lockgate.engine.state.rocksdb.snapshot import RocksDBKeyedStateSnapshot, StateFormat
 
 __all__ = ["RocksDBCheckpointSnapshot", "check_description", "formats_in", "key_groups_in"]
 

@@ -21,11 +21,11 @@ from typing import Any
 
 from rocksdict import Rdict, WriteBatch
 
-from lockgate.engine.state.rocksdb_checkpoint import check_description, formats_in
-from lockgate.engine.state.rocksdb_database import scan
-from lockgate.engine.state.rocksdb_keys import prefix_end
-from lockgate.engine.state.rocksdb_snapshot import StateFormat
-from lockgate.engine.state.rocksdb_values import plain, split
+from lockgate.engine.state.rocksdb.checkpoint import check_description, formats_in
+from lockgate.engine.state.rocksdb.database import scan
+from lockgate.engine.state.rocksdb.keys import prefix_end
+from lockgate.engine.state.rocksdb.snapshot import StateFormat
+from lockgate.engine.state.rocksdb.values import plain, split
 
 __all__ = ["RestoredFiles"]
 

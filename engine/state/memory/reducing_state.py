@@ -1,20 +1,21 @@
-"""ReducingState: per key, one value that a reduce function folds new values into."""
+"""HeapReducingState: per key, one value that a reduce function folds new values into (heap)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
 
+from lockgate.engine.state.handles import ReducingState
 from lockgate.engine.state.scope import StateScope
 
-__all__ = ["ReducingState"]
+__all__ = ["HeapReducingState"]
 
 V = TypeVar("V")
 
 _MISSING: Any = object()
 
 
-class ReducingState(Generic[V]):
+class HeapReducingState(ReducingState[V]):
     """Per key, ``reduce(previous, value)`` over every value added since the last ``clear``.
 
     The reduced value is replaced wholesale on each ``add``, so the reduce function must

@@ -1,0 +1,1 @@
+"""The network of a job: channels between subtasks, gates, partitioners and barrier alignment."""

@@ -1,0 +1,104 @@
+"""Partitioners: which downstream subtask receives each record of a batch.
+
+Keyed edges route by key group (``lockgate.engine.state.key_groups``); the others forward,
+broadcast or deal records out round-robin.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from lockgate.engine.state.key_groups import key_group_for, stable_hash, subtask_for_key_group
+
+__all__ = [
+    "BroadcastPartitioner",
+    "ForwardPartitioner",
+    "KeyGroupPartitioner",
+    "Partitioner",
+    "RebalancePartitioner",
+]
+
+_ROUTE_CACHE_LIMIT = 1 << 16
+
+
+class Partitioner:
+    """Routes a batch of records into one buffer per downstream channel.
+
+    ``route(records, buffers)`` appends every record to the buffer (or buffers) of the
+    channels it goes to; ``buffers[i]`` feeds downstream subtask ``i``.
+    """
+
+    def route(self, records: list[Any], buffers: list[list[Any]]) -> None:
+        """Append each record to the buffers of the channels it goes to."""
+        raise NotImplementedError
+
+
+class ForwardPartitioner(Partitioner):
+    """Every record goes to the one channel of the same subtask index."""
+
+    def route(self, records: list[Any], buffers: list[list[Any]]) -> None:
+        """Append all records to the single buffer."""
+        buffers[0].extend(records)
+
+
+class BroadcastPartitioner(Partitioner):
+    """Every record goes to every downstream subtask."""
+
+    def route(self, records: list[Any], buffers: list[list[Any]]) -> None:
+        """Append all records to every buffer."""
+        for buffer in buffers:
+            buffer.extend(records)
+
+
+class RebalancePartitioner(Partitioner):
+    """Records go round-robin over the downstream subtasks, starting where the last batch ended."""
+
+    def __init__(self, start: int = 0) -> None:
+        self._next = start
+
+    def route(self, records: list[Any], buffers: list[list[Any]]) -> None:
+        """Deal the records out in turn, one each."""
+        count = len(buffers)
+        for offset in range(count):
+            buffers[(self._next + offset) % count].extend(records[offset::count])
+        self._next = (self._next + len(records)) % count
+
+
+class KeyGroupPartitioner(Partitioner):
+    """Records go to the subtask that owns their key's key group.
+
+    Routes are cached per key (the cache is cleared when it grows past 65,536 keys), so a
+    key's hash is computed once while it stays hot.
+    """
+
+    def __init__(self, key_selector: Callable[[Any], Any], max_parallelism: int) -> None:
+        self._key_selector = key_selector
+        self._max_parallelism = max_parallelism
+        self._routes: dict[Any, int] = {}
+
+    def route(self, records: list[Any], buffers: list[list[Any]]) -> None:
+        """Append each record to the buffer of the subtask owning its key group."""
+        key_of = self._key_selector
+        routes = self._routes
+        appenders = [buffer.append for buffer in buffers]
+        key = None
+        try:
+            for record in records:
+                key = key_of(record)
+                target = routes.get(key)
+                if target is None:
+                    target = self._learn(key, len(buffers))
+                appenders[target](record)
+        except TypeError:
+            stable_hash(key)  # an unhashable key fails here with a message saying what to do
+            raise
+
+    def _learn(self, key: Any, parallelism: int) -> int:
+        if len(self._routes) >= _ROUTE_CACHE_LIMIT:
+            self._routes.clear()
+        group = key_group_for(key, self._max_parallelism)
+        target = self._routes[key] = subtask_for_key_group(
+            group, self._max_parallelism, parallelism
+        )
+        return target

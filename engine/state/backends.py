@@ -1,0 +1,107 @@
+"""The state backends by name: the one module that names both the memory and RocksDB backends.
+
+The RocksDB modules are imported only when a RocksDB backend is asked for, so a job on the
+memory backend never loads the ``rocksdb`` extra.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lockgate.engine.state.backend import KeyGroups, StateBackend
+from lockgate.engine.state.memory.backend import MemoryStateBackend
+
+if TYPE_CHECKING:
+    from lockgate.engine.state.rocksdb.backend import RocksDBStateBackend
+    from lockgate.engine.state.rocksdb.options import CompactionStyle
+
+__all__ = ["native_key_groups", "state_backend_for"]
+
+
+def state_backend_for(
+    name: str,
+    *,
+    path: str | os.PathLike[str] | None = None,
+    compaction_style: CompactionStyle | None = None,
+    level0_compaction_trigger: int | None = None,
+) -> StateBackend:
+    """Return the state backend called ``name``: ``"memory"`` or ``"rocksdb"`` (under ``path``).
+
+    The RocksDB options are ``RocksDBStateBackend``'s; ``None`` leaves RocksDB's default.
+
+    Raises:
+        ValueError: an unknown name, an invalid RocksDB option, or a ``path`` or a RocksDB
+            option for the memory backend.
+        ImportError: ``"rocksdb"`` without its extra installed.
+    """
+    if name == "memory":
+        _check_nothing_for_rocksdb(
+            path=path,
+            compaction_style=compaction_style,
+            level0_compaction_trigger=level0_compaction_trigger,
+        )
+        return MemoryStateBackend()
+    if name == "rocksdb":
+        backend = _rocksdb_backend(path, compaction_style, level0_compaction_trigger)
+        _check_rocksdb_installed()
+        return backend
+    raise ValueError(f"unknown state backend {name!r}; use 'memory' or 'rocksdb'")
+
+
+def _rocksdb_backend(
+    path: str | os.PathLike[str] | None, style: CompactionStyle | None, trigger: int | None
+) -> RocksDBStateBackend:
+    from lockgate.engine.state.rocksdb.backend import RocksDBStateBackend
+    from lockgate.engine.state.rocksdb.options import RocksDBOptions
+
+    default = RocksDBOptions()
+    return RocksDBStateBackend(
+        path,
+        compaction_style=default.compaction_style if style is None else style,
+        level0_compaction_trigger=default.level0_compaction_trigger if trigger is None else trigger,
+    )
+
+
+def _check_nothing_for_rocksdb(path: object, **options: object) -> None:
+    if path is not None:
+        raise ValueError("the memory state backend keeps state on the heap; it takes no path")
+    given = [option for option, value in options.items() if value is not None]
+    if given:
+        raise ValueError(
+            "the memory state backend keeps state on the heap; it takes no RocksDB options "
+            f"({', '.join(given)}); use set_state_backend('rocksdb', ...) for them"
+        )
+
+
+def _check_rocksdb_installed() -> None:
+    try:
+        importlib.import_module("lockgate.engine.state.rocksdb.store")
+    except ImportError as error:
+        raise ImportError(
+            f"the RocksDB state backend needs rocksdict ({error}); "
+            "install the extra: pip install 'lockgate[rocksdb]'",
+            name=error.name,
+        ) from error
+
+
+def native_key_groups(
+    backend: str, folder: Path, description: Mapping[str, Any], max_parallelism: int
+) -> KeyGroups:
+    """Return key group -> state name -> key -> plain value of the files in ``folder``.
+
+    ``folder`` holds every file a ``NativeKeyedSnapshot`` of ``backend`` listed, under their
+    names; ``description`` is what it described. Keys are grouped by ``max_parallelism``.
+
+    Raises:
+        ValueError: an unknown backend, or a description in a format this lockgate cannot read.
+        ImportError: ``"rocksdb"`` without its extra installed.
+    """
+    if backend != "rocksdb":
+        raise ValueError(f"keyed state stored by the unknown backend {backend!r}")
+    from lockgate.engine.state.rocksdb.checkpoint import key_groups_in
+
+    return key_groups_in(folder, description, max_parallelism)

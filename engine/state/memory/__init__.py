@@ -1,0 +1,1 @@
+"""The memory state backend: keyed state in dicts on the heap, snapshots by copy-on-write."""
