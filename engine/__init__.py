@@ -4,13 +4,6 @@ Build a job on a ``StreamEnvironment`` with ``from_source`` and the stream metho
 stream with ``sink_to``, then ``await env.execute(name)`` or ``async with env.start(name)``.
 """
 
-from lockgate.engine.async_retry import AsyncRetry
-from lockgate.engine.broadcast_state import (
-    BroadcastContext,
-    KeyedBroadcastProcessFunction,
-    ReadOnlyBroadcastContext,
-    ReadOnlyMapState,
-)
 from lockgate.engine.broadcast_stream import BroadcastConnectedStream, BroadcastStream
 from lockgate.engine.checkpointing.completed import CompletedCheckpoint
 from lockgate.engine.checkpointing.config import CheckpointConfig, CheckpointingMode
@@ -37,7 +30,14 @@ from lockgate.engine.errors import (
     StateEncodingError,
 )
 from lockgate.engine.events import CheckpointBarrier, EndOfInput, Watermark, WatermarkStatus
-from lockgate.engine.functions import (
+from lockgate.engine.functions.async_io import AsyncRetry
+from lockgate.engine.functions.broadcast import (
+    BroadcastContext,
+    KeyedBroadcastProcessFunction,
+    ReadOnlyBroadcastContext,
+    ReadOnlyMapState,
+)
+from lockgate.engine.functions.process import (
     CheckpointedFunction,
     FunctionInitializationContext,
     FunctionSnapshotContext,
@@ -46,6 +46,8 @@ from lockgate.engine.functions import (
     ProcessContext,
     RuntimeContext,
 )
+from lockgate.engine.functions.side_outputs import OutputTag
+from lockgate.engine.functions.timers import TimeDomain, TimerService
 from lockgate.engine.job_status import JobStatus
 from lockgate.engine.metrics import AsyncIoMetrics, JobMetrics, SubtaskMetrics
 from lockgate.engine.planning import ExecutionPlan, OperatorChain
@@ -54,7 +56,6 @@ from lockgate.engine.run import run
 from lockgate.engine.savepoints.compatibility import RestoreReport, check_restore
 from lockgate.engine.savepoints.reader import OperatorContents, SnapshotContents, read_snapshot
 from lockgate.engine.savepoints.values import TypeCodec, TypedValue
-from lockgate.engine.side_outputs import OutputTag
 from lockgate.engine.sinks import (
     Sink,
     SinkContext,
@@ -81,7 +82,6 @@ from lockgate.engine.state.key_groups import key_group_for, stable_hash, subtask
 from lockgate.engine.stream import DataStream, DataStreamSink, KeyedStream
 from lockgate.engine.time.clock import Clock, ManualClock, SystemClock
 from lockgate.engine.time.watermarks import WatermarkStrategy
-from lockgate.engine.timers import TimeDomain, TimerService
 from lockgate.engine.windows import (
     CountTrigger,
     EventTimeSessionWindows,

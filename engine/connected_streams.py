@@ -6,10 +6,10 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from lockgate.engine.errors import GraphError
-from lockgate.engine.functions import KeyedCoProcessFunction
+from lockgate.engine.functions.process import KeyedCoProcessFunction
+from lockgate.engine.functions.two_inputs import PerInput, SecondInput
 from lockgate.engine.graph import OperatorKind, OperatorNode, Partitioning
 from lockgate.engine.stream import DataStream, Producer
-from lockgate.engine.two_inputs import PerInput, SecondInput
 
 if TYPE_CHECKING:
     from lockgate.engine.environment import StreamEnvironment

@@ -7,9 +7,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from lockgate.engine.async_map import AsyncMapSpec
 from lockgate.engine.errors import GraphError
-from lockgate.engine.side_outputs import OutputTag
+from lockgate.engine.functions.async_io import AsyncMapSpec
+from lockgate.engine.functions.side_outputs import OutputTag
 from lockgate.engine.state.aggregate_function import AggregateFunction
 from lockgate.engine.time.watermarks import WatermarkStrategy
 from lockgate.engine.windows.spec import WindowSpec

@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from lockgate.engine.functions.side_outputs import OutputTag
 from lockgate.engine.graph import Edge, JobGraph, OperatorKind, OperatorNode, Partitioning
-from lockgate.engine.side_outputs import OutputTag
 
 __all__ = ["ChainEdge", "ChannelSpec", "ExecutionPlan", "OperatorChain", "plan_job"]
 

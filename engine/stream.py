@@ -5,18 +5,17 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar, overload
 
-from lockgate.engine.async_map import AsyncMapSpec, FailurePolicy
-from lockgate.engine.async_retry import AsyncRetry
 from lockgate.engine.errors import GraphError
+from lockgate.engine.functions.async_io import AsyncMapSpec, AsyncRetry, FailurePolicy
+from lockgate.engine.functions.side_outputs import OutputTag
 from lockgate.engine.graph import OperatorKind, OperatorNode, Partitioning, side_output_problem
-from lockgate.engine.side_outputs import OutputTag
 from lockgate.engine.state.descriptors import MapStateDescriptor
 
 if TYPE_CHECKING:
     from lockgate.engine.broadcast_stream import BroadcastConnectedStream, BroadcastStream
     from lockgate.engine.connected_streams import ConnectedStreams
     from lockgate.engine.environment import StreamEnvironment
-    from lockgate.engine.functions import KeyedProcessFunction
+    from lockgate.engine.functions.process import KeyedProcessFunction
     from lockgate.engine.sinks import Sink
     from lockgate.engine.state import AggregateFunction
     from lockgate.engine.time.watermarks import WatermarkStrategy

@@ -25,11 +25,11 @@ from typing import Any
 from anyio.abc import TaskGroup
 
 from lockgate.actors import Doorbell
-from lockgate.engine.async_map import AsyncMapSpec
 from lockgate.engine.checkpointing.snapshots import ASYNC_INPUTS_STATE, OperatorSnapshot
 from lockgate.engine.errors import OperatorError
 from lockgate.engine.events import Watermark
-from lockgate.engine.functions import RuntimeContext
+from lockgate.engine.functions.async_io import AsyncMapSpec
+from lockgate.engine.functions.process import RuntimeContext
 from lockgate.engine.graph import OperatorNode
 from lockgate.engine.metrics import AsyncIoMetrics
 from lockgate.engine.runtime.async_queue import AsyncEntry, result_queue

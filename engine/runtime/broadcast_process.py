@@ -5,21 +5,21 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from lockgate.engine.broadcast_state import (
+from lockgate.engine.checkpointing.snapshots import OperatorSnapshot
+from lockgate.engine.events import Watermark
+from lockgate.engine.functions.broadcast import (
     BroadcastContext,
     BroadcastStates,
     KeyedBroadcastProcessFunction,
     ReadOnlyBroadcastContext,
 )
-from lockgate.engine.checkpointing.snapshots import OperatorSnapshot
-from lockgate.engine.events import Watermark
-from lockgate.engine.functions import ProcessContext
+from lockgate.engine.functions.process import ProcessContext
+from lockgate.engine.functions.side_outputs import SideOutputCollector
+from lockgate.engine.functions.two_inputs import SecondInput
 from lockgate.engine.graph import OperatorNode
 from lockgate.engine.runtime.operators import ProcessOperator
-from lockgate.engine.side_outputs import SideOutputCollector
 from lockgate.engine.state import KeyedStateBackend
 from lockgate.engine.time.clock import Clock
-from lockgate.engine.two_inputs import SecondInput
 
 __all__ = ["BroadcastProcessOperator"]
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from lockgate.engine.functions import KeyedCoProcessFunction
+from lockgate.engine.functions.process import KeyedCoProcessFunction
+from lockgate.engine.functions.two_inputs import SecondInput
 from lockgate.engine.runtime.operators import ProcessOperator
-from lockgate.engine.two_inputs import SecondInput
 
 __all__ = ["CoProcessOperator"]
 

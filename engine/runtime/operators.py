@@ -12,11 +12,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from lockgate.engine.broadcast_state import KeyedBroadcastProcessFunction
 from lockgate.engine.checkpointing.channel_state import ChannelRecords
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot
 from lockgate.engine.events import Watermark
-from lockgate.engine.functions import (
+from lockgate.engine.functions.broadcast import KeyedBroadcastProcessFunction
+from lockgate.engine.functions.process import (
     CheckpointedFunction,
     FunctionInitializationContext,
     FunctionSnapshotContext,
@@ -25,9 +25,16 @@ from lockgate.engine.functions import (
     ProcessContext,
     RuntimeContext,
 )
+from lockgate.engine.functions.side_outputs import SideOutputCollector
+from lockgate.engine.functions.timers import (
+    TIMER_STATES,
+    KeyedTimers,
+    TimeDomain,
+    TimerQueue,
+    TimerService,
+)
 from lockgate.engine.graph import OperatorKind, OperatorNode
 from lockgate.engine.runtime.native_restore import restore_keyed_state
-from lockgate.engine.side_outputs import SideOutputCollector
 from lockgate.engine.state import (
     KeyedSnapshot,
     KeyedStateBackend,
@@ -38,7 +45,6 @@ from lockgate.engine.state import (
 )
 from lockgate.engine.state.native_snapshot import NativeSnapshots
 from lockgate.engine.time.clock import Clock, SystemClock
-from lockgate.engine.timers import TIMER_STATES, KeyedTimers, TimeDomain, TimerQueue, TimerService
 
 __all__ = [
     "Operator",

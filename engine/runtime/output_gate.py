@@ -9,9 +9,9 @@ from typing import Any, TypeAlias
 from lockgate.actors import Channel, MailboxFull
 from lockgate.engine.checkpointing.channel_state import ChannelId, ChannelRecords
 from lockgate.engine.events import ChannelItem, CheckpointBarrier, EndOfInput, Event
+from lockgate.engine.functions.side_outputs import OutputTag
 from lockgate.engine.runtime.network.partitioners import Partitioner
 from lockgate.engine.runtime.side_partitions import SidePartitions
-from lockgate.engine.side_outputs import OutputTag
 from lockgate.engine.time.clock import Clock
 
 __all__ = ["OutputGate", "OutputPartition", "SendWaiter"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from lockgate.engine.side_outputs import OutputTag
+from lockgate.engine.functions.side_outputs import OutputTag
 
 if TYPE_CHECKING:
     from lockgate.engine.runtime.output_gate import OutputPartition

@@ -38,7 +38,7 @@ from lockgate.engine.checkpointing.messages import (
     TriggerCheckpoint,
 )
 from lockgate.engine.events import EndOfInput, Watermark, WatermarkStatus
-from lockgate.engine.functions import RuntimeContext
+from lockgate.engine.functions.process import RuntimeContext
 from lockgate.engine.metrics import SubtaskMetrics
 from lockgate.engine.planning import OperatorChain
 from lockgate.engine.runtime.barrier_aligner import (

@@ -8,10 +8,10 @@ from typing import Any, Protocol
 from lockgate.engine.checkpointing.channel_state import ChannelRecords
 from lockgate.engine.checkpointing.snapshots import SINK_STATE
 from lockgate.engine.events import CheckpointBarrier, Watermark, WatermarkStatus
+from lockgate.engine.functions.side_outputs import OutputTag
 from lockgate.engine.runtime.operators import StateCapture
 from lockgate.engine.runtime.output_gate import OutputGate, SendWaiter
 from lockgate.engine.runtime.scope import OperatorScope
-from lockgate.engine.side_outputs import OutputTag
 from lockgate.engine.sinks import SinkWriter
 
 __all__ = ["GateTail", "SinkTail", "Tail"]

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from lockgate.engine.functions.side_outputs import OutputTag
 from lockgate.engine.graph import JobGraph, OperatorKind, OperatorNode
-from lockgate.engine.side_outputs import OutputTag
 
 __all__ = ["upstream_timestamp"]
 

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from lockgate.engine.functions import RuntimeContext
+from lockgate.engine.functions.process import RuntimeContext
 from lockgate.engine.windows.assigners import Window
 
 __all__ = ["ProcessWindowFunction", "WindowContext"]

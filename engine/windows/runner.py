@@ -17,15 +17,15 @@ import copy
 from collections.abc import Iterable
 from typing import Any
 
-from lockgate.engine.functions import (
+from lockgate.engine.functions.process import (
     FunctionInitializationContext,
     FunctionSnapshotContext,
     KeyedProcessFunction,
     ProcessContext,
     RuntimeContext,
 )
+from lockgate.engine.functions.timers import TimeDomain
 from lockgate.engine.state import MapStateDescriptor
-from lockgate.engine.timers import TimeDomain
 from lockgate.engine.windows.assigners import TimeWindow, Window, window_of
 from lockgate.engine.windows.functions import WindowContext
 from lockgate.engine.windows.spec import WindowFunctionKind, WindowSpec

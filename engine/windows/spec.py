@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lockgate.engine.errors import GraphError
-from lockgate.engine.side_outputs import OutputTag
+from lockgate.engine.functions.side_outputs import OutputTag
 from lockgate.engine.state.aggregate_function import AggregateFunction
 from lockgate.engine.windows.assigners import GlobalWindows, WindowAssigner
 from lockgate.engine.windows.functions import ProcessWindowFunction

@@ -7,8 +7,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from lockgate.engine.errors import GraphError
+from lockgate.engine.functions.side_outputs import OutputTag
 from lockgate.engine.graph import OperatorKind
-from lockgate.engine.side_outputs import OutputTag
 from lockgate.engine.state.aggregate_function import AggregateFunction
 from lockgate.engine.windows.assigners import WindowAssigner
 from lockgate.engine.windows.event_time import upstream_timestamp

@@ -10,7 +10,7 @@ import pytest
 
 from lockgate.connectors import CollectionSource, CollectSink
 from lockgate.engine import AsyncRetry, DataStream, GraphError, StreamEnvironment
-from lockgate.engine.async_map import AsyncMapSpec
+from lockgate.engine.functions.async_io import AsyncMapSpec
 
 
 async def lookup(record: int) -> int:

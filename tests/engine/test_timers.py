@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lockgate.engine.timers import TimerQueue
+from lockgate.engine.functions.timers import TimerQueue
 
 
 def _queue(table: dict[Any, tuple[float, ...]] | None = None) -> TimerQueue:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import operator
 from typing import Any
 
-from lockgate.engine.functions import (
+from lockgate.engine.functions.process import (
     CheckpointedFunction,
     FunctionInitializationContext,
     FunctionSnapshotContext,

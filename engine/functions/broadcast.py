@@ -15,11 +15,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from lockgate.engine.functions import ProcessContext, RuntimeContext
-from lockgate.engine.side_outputs import OutputTag, SideOutputCollector, emit_to_side_output
+from lockgate.engine.functions.process import ProcessContext, RuntimeContext
+from lockgate.engine.functions.side_outputs import (
+    OutputTag,
+    SideOutputCollector,
+    emit_to_side_output,
+)
+from lockgate.engine.functions.timers import TimerService
 from lockgate.engine.state import KeyedStateBackend, MapState, MapStateDescriptor
 from lockgate.engine.state.operator_state import OperatorStateStore
-from lockgate.engine.timers import TimerService
 
 __all__ = [
     "BroadcastContext",

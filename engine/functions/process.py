@@ -7,7 +7,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar, overload, runtime_checkable
 
-from lockgate.engine.side_outputs import OutputTag, SideOutputCollector, emit_to_side_output
+from lockgate.engine.functions.side_outputs import (
+    OutputTag,
+    SideOutputCollector,
+    emit_to_side_output,
+)
+from lockgate.engine.functions.timers import TimeDomain, TimerService
 from lockgate.engine.state import (
     AggregateFunction,
     AggregatingState,
@@ -25,7 +30,6 @@ from lockgate.engine.state import (
     ValueStateDescriptor,
 )
 from lockgate.engine.time.clock import Clock
-from lockgate.engine.timers import TimeDomain, TimerService
 
 __all__ = [
     "AggregateFunction",
