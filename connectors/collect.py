@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from lockgate.engine import TypeCodec
-from lockgate.engine.sinks import SinkContext, TwoPhaseCommitSink
+from lockgate.engine.io.sinks import SinkContext, TwoPhaseCommitSink
 
 __all__ = ["CollectSink", "CollectTransaction"]
 

@@ -17,7 +17,7 @@ from typing import Any, BinaryIO, Literal, TypeAlias
 import orjson
 
 from lockgate.connectors.errors import UnencodableRecord
-from lockgate.engine.sinks import SinkContext
+from lockgate.engine.io.sinks import SinkContext
 
 __all__ = [
     "FileTransaction",

@@ -25,7 +25,7 @@ from lockgate.connectors.file_parts import (
 )
 from lockgate.connectors.file_source import StrPath
 from lockgate.engine import TypeCodec
-from lockgate.engine.sinks import SinkContext, TwoPhaseCommitSink, TwoPhaseCommitWriter
+from lockgate.engine.io.sinks import SinkContext, TwoPhaseCommitSink, TwoPhaseCommitWriter
 
 __all__ = ["FileFormat", "FileSink", "FileTransaction", "RollingPolicy"]
 

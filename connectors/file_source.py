@@ -14,7 +14,7 @@ from lockgate.connectors.errors import (
     InvalidSplit,
     UndecodableInput,
 )
-from lockgate.engine.sources import Source, SourceContext, SourceReader, SourceSplit
+from lockgate.engine.io.sources import Source, SourceContext, SourceReader, SourceSplit
 
 __all__ = ["FileSource", "StrPath"]
 

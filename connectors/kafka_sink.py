@@ -24,7 +24,7 @@ from lockgate.connectors.kafka_client import (
     _started,
 )
 from lockgate.connectors.kafka_source import KafkaRecord
-from lockgate.engine.sinks import Sink, SinkContext, SinkWriter
+from lockgate.engine.io.sinks import Sink, SinkContext, SinkWriter
 
 __all__ = ["KafkaSink", "KafkaWriter", "KafkaWriterStatistics", "encode_value"]
 

@@ -18,7 +18,7 @@ from lockgate.connectors.kafka_client import (
     _started,
 )
 from lockgate.engine import TypeCodec
-from lockgate.engine.sources import Source, SourceContext, SourceReader, SourceSplit
+from lockgate.engine.io.sources import Source, SourceContext, SourceReader, SourceSplit
 
 __all__ = ["KafkaRecord", "KafkaSource"]
 

@@ -9,8 +9,8 @@ from typing import Any, TypeVar, cast
 import anyio.lowlevel
 
 from lockgate.connectors.errors import InvalidSplit
-from lockgate.engine.sinks import Sink, SinkContext, SinkWriter
-from lockgate.engine.sources import Source, SourceContext, SourceReader, SourceSplit
+from lockgate.engine.io.sinks import Sink, SinkContext, SinkWriter
+from lockgate.engine.io.sources import Source, SourceContext, SourceReader, SourceSplit
 from lockgate.engine.testing import AwaitCheckpoint, FailOnce
 
 __all__ = ["CollectionSource", "PrintSink"]

@@ -27,7 +27,7 @@ from lockgate.connectors.postgres_transactions import (
 )
 from lockgate.connectors.postgres_upsert import _UpsertWriter
 from lockgate.engine import TypeCodec
-from lockgate.engine.sinks import Sink, SinkContext, SinkWriter
+from lockgate.engine.io.sinks import Sink, SinkContext, SinkWriter
 
 __all__ = ["PostgresSink", "PostgresSinkMode", "PostgresTransaction"]
 

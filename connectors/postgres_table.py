@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeAlias, TypeVar
 
 from lockgate.connectors.errors import UnencodableRecord
-from lockgate.engine.sinks import SinkContext
+from lockgate.engine.io.sinks import SinkContext
 
 __all__ = ["PostgresSinkMode", "Row"]
 

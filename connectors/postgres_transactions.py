@@ -47,8 +47,8 @@ from lockgate.connectors.postgres_connection import (
     asyncpg,
 )
 from lockgate.connectors.postgres_table import Row, _RowEncoder
-from lockgate.engine.sinks import SinkContext, TwoPhaseCommitSink, TwoPhaseCommitWriter
-from lockgate.engine.transactions import TransactionLog
+from lockgate.engine.io.sinks import SinkContext, TwoPhaseCommitSink, TwoPhaseCommitWriter
+from lockgate.engine.io.transactions import TransactionLog
 
 __all__ = ["PostgresTransaction"]
 

@@ -6,7 +6,7 @@ from typing import Any, TypeVar
 
 from lockgate.connectors.postgres_connection import _close, _connect, _connected, _Connection
 from lockgate.connectors.postgres_table import Row, _RowEncoder, _Table
-from lockgate.engine.sinks import SinkWriter
+from lockgate.engine.io.sinks import SinkWriter
 
 __all__: list[str] = []
 

@@ -17,7 +17,7 @@ from redis.commands.core import AsyncScript
 
 from lockgate.connectors.errors import ConnectorError, UnencodableRecord
 from lockgate.connectors.redis_stream_source import StreamEntry
-from lockgate.engine.sinks import Sink, SinkContext, SinkWriter
+from lockgate.engine.io.sinks import Sink, SinkContext, SinkWriter
 
 __all__ = ["RedisStreamSink", "RedisStreamWriter", "RedisStreamWriterStatistics"]
 

@@ -12,7 +12,7 @@ from redis.asyncio import Redis
 
 from lockgate.connectors.errors import InvalidSplit, UndecodableInput
 from lockgate.engine import TypeCodec
-from lockgate.engine.sources import Source, SourceContext, SourceReader, SourceSplit
+from lockgate.engine.io.sources import Source, SourceContext, SourceReader, SourceSplit
 
 __all__ = ["RedisStreamSource", "StreamEntry", "decode_entry"]
 

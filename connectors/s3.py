@@ -17,15 +17,9 @@ import orjson
 
 from lockgate.connectors.errors import ConnectorError, UnencodableRecord
 from lockgate.engine import TypeCodec
-from lockgate.engine.checkpointing.storage.s3 import (
-    S3_ERRORS,
-    S3Client,
-    S3Connection,
-    error_code,
-    list_keys,
-)
-from lockgate.engine.sinks import SinkContext, TwoPhaseCommitSink, TwoPhaseCommitWriter
-from lockgate.engine.transactions import TransactionLog
+from lockgate.engine.io.s3_client import S3_ERRORS, S3Client, S3Connection, error_code, list_keys
+from lockgate.engine.io.sinks import SinkContext, TwoPhaseCommitSink, TwoPhaseCommitWriter
+from lockgate.engine.io.transactions import TransactionLog
 
 __all__ = ["MIN_PART_SIZE", "S3FileSink", "S3FileTransaction"]
 

@@ -48,22 +48,22 @@ from lockgate.engine.functions.process import (
 )
 from lockgate.engine.functions.side_outputs import OutputTag
 from lockgate.engine.functions.timers import TimeDomain, TimerService
-from lockgate.engine.job_status import JobStatus
-from lockgate.engine.metrics import AsyncIoMetrics, JobMetrics, SubtaskMetrics
-from lockgate.engine.planning import ExecutionPlan, OperatorChain
-from lockgate.engine.restart import RestartStrategy
-from lockgate.engine.run import run
-from lockgate.engine.savepoints.compatibility import RestoreReport, check_restore
-from lockgate.engine.savepoints.reader import OperatorContents, SnapshotContents, read_snapshot
-from lockgate.engine.savepoints.values import TypeCodec, TypedValue
-from lockgate.engine.sinks import (
+from lockgate.engine.graph.planning import ExecutionPlan, OperatorChain
+from lockgate.engine.io.sinks import (
     Sink,
     SinkContext,
     SinkWriter,
     TwoPhaseCommitSink,
     TwoPhaseCommitWriter,
 )
-from lockgate.engine.sources import Source, SourceContext, SourceReader, SourceSplit
+from lockgate.engine.io.sources import Source, SourceContext, SourceReader, SourceSplit
+from lockgate.engine.job_status import JobStatus
+from lockgate.engine.metrics import AsyncIoMetrics, JobMetrics, SubtaskMetrics
+from lockgate.engine.restart import RestartStrategy
+from lockgate.engine.run import run
+from lockgate.engine.savepoints.compatibility import RestoreReport, check_restore
+from lockgate.engine.savepoints.reader import OperatorContents, SnapshotContents, read_snapshot
+from lockgate.engine.savepoints.values import TypeCodec, TypedValue
 from lockgate.engine.state import (
     AggregateFunction,
     AggregatingState,

@@ -7,7 +7,7 @@ from typing import Any, Generic, TypeVar
 from lockgate.engine.connected_streams import marked_second
 from lockgate.engine.errors import GraphError
 from lockgate.engine.functions.broadcast import BroadcastProcessSpec, KeyedBroadcastProcessFunction
-from lockgate.engine.graph import OperatorKind, Partitioning
+from lockgate.engine.graph.job_graph import OperatorKind, Partitioning
 from lockgate.engine.state import MapStateDescriptor
 from lockgate.engine.stream import DataStream, Producer
 

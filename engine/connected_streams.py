@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from lockgate.engine.errors import GraphError
 from lockgate.engine.functions.process import KeyedCoProcessFunction
 from lockgate.engine.functions.two_inputs import PerInput, SecondInput
-from lockgate.engine.graph import OperatorKind, OperatorNode, Partitioning
+from lockgate.engine.graph.job_graph import OperatorKind, OperatorNode, Partitioning
 from lockgate.engine.stream import DataStream, Producer
 
 if TYPE_CHECKING:

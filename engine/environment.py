@@ -14,8 +14,9 @@ from lockgate.engine.checkpointing.config import CheckpointConfig, Checkpointing
 from lockgate.engine.checkpointing.storage import CheckpointStorage, storage_for
 from lockgate.engine.client import JobClient, JobResult
 from lockgate.engine.functions.side_outputs import OutputTag
-from lockgate.engine.graph import Edge, JobGraph, OperatorKind, OperatorNode, Partitioning
-from lockgate.engine.planning import ExecutionPlan, plan_job
+from lockgate.engine.graph.job_graph import Edge, JobGraph, OperatorKind, OperatorNode, Partitioning
+from lockgate.engine.graph.planning import ExecutionPlan, plan_job
+from lockgate.engine.io.sources import Source
 from lockgate.engine.restart import RestartStrategy
 from lockgate.engine.restore_from import (
     ClaimMode,
@@ -28,7 +29,6 @@ from lockgate.engine.runtime.deployment import RuntimeOptions
 from lockgate.engine.runtime.incremental import FULL_SNAPSHOT_EVERY
 from lockgate.engine.runtime.job_master import JobMaster, JobSettings
 from lockgate.engine.savepoints.values import TypeCodec, ValueCodec
-from lockgate.engine.sources import Source
 from lockgate.engine.state import MemoryStateBackend, StateBackend
 from lockgate.engine.state.backends import state_backend_for
 from lockgate.engine.state.rocksdb.options import CompactionStyle

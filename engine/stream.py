@@ -8,7 +8,12 @@ from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar, overload
 from lockgate.engine.errors import GraphError
 from lockgate.engine.functions.async_io import AsyncMapSpec, AsyncRetry, FailurePolicy
 from lockgate.engine.functions.side_outputs import OutputTag
-from lockgate.engine.graph import OperatorKind, OperatorNode, Partitioning, side_output_problem
+from lockgate.engine.graph.job_graph import (
+    OperatorKind,
+    OperatorNode,
+    Partitioning,
+    side_output_problem,
+)
 from lockgate.engine.state.descriptors import MapStateDescriptor
 
 if TYPE_CHECKING:
@@ -16,7 +21,7 @@ if TYPE_CHECKING:
     from lockgate.engine.connected_streams import ConnectedStreams
     from lockgate.engine.environment import StreamEnvironment
     from lockgate.engine.functions.process import KeyedProcessFunction
-    from lockgate.engine.sinks import Sink
+    from lockgate.engine.io.sinks import Sink
     from lockgate.engine.state import AggregateFunction
     from lockgate.engine.time.watermarks import WatermarkStrategy
     from lockgate.engine.windows.assigners import WindowAssigner

@@ -19,9 +19,9 @@ import collections
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from lockgate.engine.sinks import SinkContext, TwoPhaseCommitSink
+from lockgate.engine.io.sinks import SinkContext, TwoPhaseCommitSink
+from lockgate.engine.io.transactions import TransactionStatus
 from lockgate.engine.time.clock import ManualClock
-from lockgate.engine.transactions import TransactionStatus
 
 __all__ = [
     "AwaitCheckpoint",

@@ -30,7 +30,7 @@ from lockgate.engine.errors import OperatorError
 from lockgate.engine.events import Watermark
 from lockgate.engine.functions.async_io import AsyncMapSpec
 from lockgate.engine.functions.process import RuntimeContext
-from lockgate.engine.graph import OperatorNode
+from lockgate.engine.graph.job_graph import OperatorNode
 from lockgate.engine.metrics import AsyncIoMetrics
 from lockgate.engine.runtime.async_queue import AsyncEntry, result_queue
 from lockgate.engine.runtime.call_deadlines import CallDeadlines

@@ -13,8 +13,10 @@ from lockgate.engine.checkpointing.snapshots import SINK_STATE, SPLITS_STATE, Op
 from lockgate.engine.checkpointing.storage import CheckpointStorage
 from lockgate.engine.events import ChannelItem, item_size
 from lockgate.engine.functions.side_outputs import SideOutputCollector
-from lockgate.engine.graph import OperatorKind, OperatorNode, Partitioning
-from lockgate.engine.planning import ChainEdge, ExecutionPlan, OperatorChain
+from lockgate.engine.graph.job_graph import OperatorKind, OperatorNode, Partitioning
+from lockgate.engine.graph.planning import ChainEdge, ExecutionPlan, OperatorChain
+from lockgate.engine.io.sinks import Sink, SinkContext
+from lockgate.engine.io.sources import Source, SourceContext, SourceSplit, assign_splits
 from lockgate.engine.runtime.async_operator import AsyncWaitOperator
 from lockgate.engine.runtime.barrier_aligner import AlignmentMode, BarrierAligner
 from lockgate.engine.runtime.broadcast_process import BroadcastProcessOperator
@@ -39,8 +41,6 @@ from lockgate.engine.runtime.tails import GateTail, SinkTail, Tail
 from lockgate.engine.runtime.timestamps import TimestampsOperator
 from lockgate.engine.runtime.window_operator import WindowOperator
 from lockgate.engine.savepoints.values import ValueCodec
-from lockgate.engine.sinks import Sink, SinkContext
-from lockgate.engine.sources import Source, SourceContext, SourceSplit, assign_splits
 from lockgate.engine.state import (
     KeyedStateBackend,
     KeyedStateBackendSpec,

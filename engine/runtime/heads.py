@@ -10,10 +10,10 @@ from lockgate.actors import Doorbell, EndOfMailbox, Mailbox, MailboxEmpty
 from lockgate.engine.checkpointing.channel_state import ChannelRecords
 from lockgate.engine.checkpointing.snapshots import SPLITS_STATE
 from lockgate.engine.events import EndOfInput
+from lockgate.engine.io.sources import SourceReader, SourceSplit
 from lockgate.engine.runtime.input_gate import GateItem, InputGate
 from lockgate.engine.runtime.operators import StateCapture
 from lockgate.engine.runtime.scope import OperatorScope
-from lockgate.engine.sources import SourceReader, SourceSplit
 
 __all__ = ["GateHead", "Head", "SourceHead"]
 

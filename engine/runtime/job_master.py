@@ -22,9 +22,9 @@ from lockgate.engine.checkpointing.shared_registry import SharedStateRegistry
 from lockgate.engine.checkpointing.storage import CheckpointStorage
 from lockgate.engine.checkpointing.storage.layout import METADATA_NAME
 from lockgate.engine.errors import EngineError, JobError, RestoreError, StateEncodingError
-from lockgate.engine.graph import OperatorKind
+from lockgate.engine.graph.job_graph import OperatorKind
+from lockgate.engine.graph.planning import ExecutionPlan
 from lockgate.engine.metrics import JobMetrics
-from lockgate.engine.planning import ExecutionPlan
 from lockgate.engine.restart import RestartStrategy
 from lockgate.engine.runtime.deployment import Attempt, Deployment, RuntimeOptions, deploy
 from lockgate.engine.runtime.native_restore import discard_downloads

@@ -18,7 +18,7 @@ from lockgate.engine.checkpointing.restore import redistribute
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot, decode_snapshot
 from lockgate.engine.checkpointing.storage import CheckpointStorage
 from lockgate.engine.errors import RestoreError
-from lockgate.engine.planning import ExecutionPlan
+from lockgate.engine.graph.planning import ExecutionPlan
 from lockgate.engine.runtime.native_restore import (
     discard_downloads,
     with_downloaded_keyed_state,

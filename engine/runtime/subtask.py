@@ -39,8 +39,8 @@ from lockgate.engine.checkpointing.messages import (
 )
 from lockgate.engine.events import EndOfInput, Watermark, WatermarkStatus
 from lockgate.engine.functions.process import RuntimeContext
+from lockgate.engine.graph.planning import OperatorChain
 from lockgate.engine.metrics import SubtaskMetrics
-from lockgate.engine.planning import OperatorChain
 from lockgate.engine.runtime.barrier_aligner import (
     AbortCheckpoint,
     ChannelStateComplete,

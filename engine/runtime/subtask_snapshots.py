@@ -16,7 +16,7 @@ from anyio.abc import TaskGroup
 
 from lockgate.engine.checkpointing.messages import SubtaskCheckpointStats, TriggerCheckpoint
 from lockgate.engine.events import CheckpointBarrier, SnapshotKind
-from lockgate.engine.planning import OperatorChain
+from lockgate.engine.graph.planning import OperatorChain
 from lockgate.engine.runtime.heads import Head
 from lockgate.engine.runtime.operators import Operator, StateCapture, with_channel_state
 from lockgate.engine.runtime.scope import OperatorScope

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot
-from lockgate.engine.graph import OperatorNode
+from lockgate.engine.graph.job_graph import OperatorNode
 from lockgate.engine.runtime.operators import ProcessOperator
 from lockgate.engine.state import KeyedStateBackend
 from lockgate.engine.time.clock import Clock

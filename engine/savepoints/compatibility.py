@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from lockgate.engine.checkpointing.metadata import CheckpointMetadata
-from lockgate.engine.planning import ExecutionPlan
+from lockgate.engine.graph.planning import ExecutionPlan
 
 __all__ = ["OperatorMapping", "RestoreReport", "check_restore", "snapshot_name"]
 

@@ -22,8 +22,8 @@ from typing import Any
 
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot
 from lockgate.engine.errors import SavepointEncodingError, SavepointFormatError
+from lockgate.engine.io.sources import SourceSplit
 from lockgate.engine.savepoints.values import TypeCodec, ValueCodec
-from lockgate.engine.sources import SourceSplit
 
 __all__ = [
     "ENGINE_TYPES",

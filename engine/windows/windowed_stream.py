@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from lockgate.engine.errors import GraphError
 from lockgate.engine.functions.side_outputs import OutputTag
-from lockgate.engine.graph import OperatorKind
+from lockgate.engine.graph.event_time import upstream_timestamp
+from lockgate.engine.graph.job_graph import OperatorKind
 from lockgate.engine.state.aggregate_function import AggregateFunction
 from lockgate.engine.windows.assigners import WindowAssigner
-from lockgate.engine.windows.event_time import upstream_timestamp
 from lockgate.engine.windows.functions import ProcessWindowFunction
 from lockgate.engine.windows.spec import WindowFunctionKind, WindowSpec
 from lockgate.engine.windows.triggers import Trigger

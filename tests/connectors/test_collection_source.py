@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from lockgate.connectors import CollectionSource
 from lockgate.connectors.errors import InvalidSplit
-from lockgate.engine.sources import SourceContext, SourceReader, SourceSplit, assign_splits
+from lockgate.engine.io.sources import SourceContext, SourceReader, SourceSplit, assign_splits
 from lockgate.engine.time.clock import SystemClock
 
 

@@ -5,7 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lockgate.connectors import CollectionSource
-from lockgate.engine.sources import SourceContext, SourceReader, SourceSplit
+from lockgate.engine.io.sources import SourceContext, SourceReader, SourceSplit
 from lockgate.engine.testing import FailOnce, InjectedFailure
 from lockgate.engine.time.clock import SystemClock
 

@@ -18,8 +18,8 @@ from lockgate.connectors.postgres import PostgresSink, PostgresTransaction
 from lockgate.connectors.redis_streams import RedisStreamSource, StreamEntry
 from lockgate.connectors.s3 import S3FileSink, S3FileTransaction
 from lockgate.engine import Sink, Source
+from lockgate.engine.io.transactions import TransactionLog
 from lockgate.engine.savepoints.values import ValueCodec
-from lockgate.engine.transactions import TransactionLog
 
 DSN = "postgresql://nobody@127.0.0.1:1/none"  # never connected to
 

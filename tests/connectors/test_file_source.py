@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from lockgate.connectors import FileSource
 from lockgate.connectors.errors import InputNotFound, InvalidSplit, UndecodableInput
-from lockgate.engine.sources import SourceContext, SourceReader, SourceSplit, assign_splits
+from lockgate.engine.io.sources import SourceContext, SourceReader, SourceSplit, assign_splits
 from lockgate.engine.time.clock import SystemClock
 
 

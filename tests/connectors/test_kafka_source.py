@@ -18,7 +18,7 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from lockgate.connectors.errors import ConnectorError, InputNotFound, InvalidSplit
 from lockgate.connectors.kafka import KafkaRecord, KafkaSource
 from lockgate.engine import SourceContext, SourceReader, SourceSplit, SystemClock
-from lockgate.engine.sources import assign_splits
+from lockgate.engine.io.sources import assign_splits
 
 
 @pytest.fixture

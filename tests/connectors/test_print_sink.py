@@ -1,7 +1,7 @@
 import pytest
 
 from lockgate.connectors import PrintSink
-from lockgate.engine.sinks import SinkContext
+from lockgate.engine.io.sinks import SinkContext
 from lockgate.engine.time.clock import SystemClock
 
 

@@ -16,7 +16,7 @@ from redis.asyncio import Redis
 from lockgate.connectors.errors import InvalidSplit, UndecodableInput
 from lockgate.connectors.redis_streams import RedisStreamSource, StreamEntry
 from lockgate.engine import SourceContext, SourceReader, SourceSplit, SystemClock
-from lockgate.engine.sources import assign_splits
+from lockgate.engine.io.sources import assign_splits
 
 
 @pytest.fixture

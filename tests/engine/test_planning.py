@@ -1,6 +1,6 @@
 from lockgate.connectors import CollectionSource, CollectSink
 from lockgate.engine import DataStream, OutputTag, StreamEnvironment
-from lockgate.engine.graph import Partitioning
+from lockgate.engine.graph.job_graph import Partitioning
 
 
 def numbers(env: StreamEnvironment, *, uid: str = "numbers", parallelism=None) -> DataStream[int]:

@@ -1,7 +1,8 @@
 import pytest
 
 from lockgate.actors import IllegalStateTransition
-from lockgate.engine.sinks import SinkContext
+from lockgate.engine.io.sinks import SinkContext
+from lockgate.engine.io.transactions import TransactionStatus
 from lockgate.engine.testing import (
     FailOnce,
     InjectedFailure,
@@ -11,7 +12,6 @@ from lockgate.engine.testing import (
     TransactionEvent,
 )
 from lockgate.engine.time import clock
-from lockgate.engine.transactions import TransactionStatus
 
 
 def context(*, subtask_index: int = 0, attempt: int = 0) -> SinkContext:

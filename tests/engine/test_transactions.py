@@ -5,7 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lockgate.actors import IllegalStateTransition
-from lockgate.engine.transactions import TransactionLog, TransactionStatus
+from lockgate.engine.io.transactions import TransactionLog, TransactionStatus
 
 OPEN, PRE_COMMITTED = TransactionStatus.OPEN, TransactionStatus.PRE_COMMITTED
 COMMITTED, ABORTED = TransactionStatus.COMMITTED, TransactionStatus.ABORTED

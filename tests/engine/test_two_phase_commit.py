@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from lockgate.engine.sinks import SinkContext, SinkWriter, TwoPhaseCommitWriter
+from lockgate.engine.io.sinks import SinkContext, SinkWriter, TwoPhaseCommitWriter
+from lockgate.engine.io.transactions import TransactionStatus
 from lockgate.engine.testing import RecordingTwoPhaseCommitSink
 from lockgate.engine.time.clock import ManualClock
-from lockgate.engine.transactions import TransactionStatus
 
 
 def context(*, restored_state: tuple[Any, ...] = (), attempt: int = 0) -> SinkContext:

@@ -8,7 +8,7 @@ from lockgate.engine.checkpointing.channel_restore import channel_state_problems
 from lockgate.engine.checkpointing.channel_state import ChannelId
 from lockgate.engine.checkpointing.metadata import CheckpointMetadata, OperatorStateHandles
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot
-from lockgate.engine.planning import ExecutionPlan
+from lockgate.engine.graph.planning import ExecutionPlan
 
 SOURCE_TO_SUMS = 0  # the only edge between chains: numbers -> (sums -> out)
 

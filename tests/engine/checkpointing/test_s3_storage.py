@@ -17,8 +17,9 @@ from botocore.session import get_session
 from lockgate.connectors import CollectSink
 from lockgate.engine import StreamEnvironment
 from lockgate.engine.checkpointing.storage import storage_for
-from lockgate.engine.checkpointing.storage.s3 import S3CheckpointStorage, split_s3_url
+from lockgate.engine.checkpointing.storage.s3 import S3CheckpointStorage
 from lockgate.engine.errors import CheckpointStorageError, UnsupportedCheckpointStorage
+from lockgate.engine.io.s3_client import split_s3_url
 from tests.engine.checkpoint_jobs import Gate, GatedSource
 from tests.engine.checkpointing.test_storage import *  # noqa: F403 - every shared behaviour
 from tests.engine.checkpointing.test_storage import JOB, Backend, checkpoint
@@ -125,6 +126,7 @@ def test_aws_endpoint_url_is_the_fallback_endpoint(monkeypatch: pytest.MonkeyPat
 
 def test_an_s3_url_without_the_extra_says_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delitem(sys.modules, "lockgate.engine.checkpointing.storage.s3")
+    monkeypatch.delitem(sys.modules, "lockgate.engine.io.s3_client")
     monkeypatch.setitem(sys.modules, "aiobotocore.session", None)
     with pytest.raises(UnsupportedCheckpointStorage, match="'s3' extra"):
         storage_for("s3://bucket/checkpoints")

@@ -12,7 +12,7 @@ from lockgate.engine.checkpointing.snapshots import (
     encode_snapshot_measured,
 )
 from lockgate.engine.errors import CorruptCheckpoint
-from lockgate.engine.sources import SourceSplit
+from lockgate.engine.io.sources import SourceSplit
 
 
 def full_snapshot() -> OperatorSnapshot:

@@ -12,6 +12,7 @@ import pytest
 from lockgate.engine.checkpointing.channel_state import ChannelId
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot, encode_snapshot
 from lockgate.engine.errors import SavepointEncodingError, SavepointFormatError
+from lockgate.engine.io.sources import SourceSplit
 from lockgate.engine.savepoints.format import (
     ENGINE_TYPES,
     FORMAT_VERSION,
@@ -21,7 +22,6 @@ from lockgate.engine.savepoints.format import (
     is_savepoint_state,
 )
 from lockgate.engine.savepoints.values import ValueCodec
-from lockgate.engine.sources import SourceSplit
 
 from .test_values import Point, TouchesMarker
 

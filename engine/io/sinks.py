@@ -5,12 +5,14 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from lockgate.engine.events import Watermark
-from lockgate.engine.savepoints.values import TypeCodec
+from lockgate.engine.io.transactions import TransactionLog
 from lockgate.engine.time.clock import Clock
-from lockgate.engine.transactions import TransactionLog
+
+if TYPE_CHECKING:
+    from lockgate.engine.savepoints.type_codec import TypeCodec
 
 __all__ = ["Sink", "SinkContext", "SinkWriter", "TwoPhaseCommitSink", "TwoPhaseCommitWriter"]
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from lockgate.engine.functions.side_outputs import OutputTag
-from lockgate.engine.graph import JobGraph, OperatorKind, OperatorNode
+from lockgate.engine.graph.job_graph import JobGraph, OperatorKind, OperatorNode
 
 __all__ = ["upstream_timestamp"]
 

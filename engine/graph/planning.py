@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lockgate.engine.functions.side_outputs import OutputTag
-from lockgate.engine.graph import Edge, JobGraph, OperatorKind, OperatorNode, Partitioning
+from lockgate.engine.graph.job_graph import Edge, JobGraph, OperatorKind, OperatorNode, Partitioning
 
 __all__ = ["ChainEdge", "ChannelSpec", "ExecutionPlan", "OperatorChain", "plan_job"]
 

@@ -14,10 +14,12 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from lockgate.engine.savepoints.values import TypeCodec
 from lockgate.engine.time.clock import Clock
+
+if TYPE_CHECKING:
+    from lockgate.engine.savepoints.type_codec import TypeCodec
 
 __all__ = ["Source", "SourceContext", "SourceReader", "SourceSplit", "assign_splits"]
 
