@@ -18,7 +18,7 @@ from lockgate.engine.graph.job_graph import Edge, JobGraph, OperatorKind, Operat
 from lockgate.engine.graph.planning import ExecutionPlan, plan_job
 from lockgate.engine.io.sources import Source
 from lockgate.engine.restart import RestartStrategy
-from lockgate.engine.restore_from import (
+from lockgate.engine.restore.resolve import (
     ClaimMode,
     RestoreFrom,
     RestoreOptions,

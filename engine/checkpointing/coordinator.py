@@ -11,12 +11,9 @@ import anyio
 from anyio.abc import TaskGroup
 
 from lockgate.actors import Actor, ActorRef, run_with_group
-from lockgate.engine.checkpointing.completed import (
-    CheckpointStatistics,
-    CompletedCheckpoint,
-    CompletedCheckpointStore,
-)
+from lockgate.engine.checkpointing.completed import CompletedCheckpoint, CompletedCheckpointStore
 from lockgate.engine.checkpointing.config import CheckpointConfig
+from lockgate.engine.checkpointing.gil_handoff import HANDOFF
 from lockgate.engine.checkpointing.messages import (
     AcknowledgeCheckpoint,
     CheckpointFailureReason,
@@ -38,10 +35,10 @@ from lockgate.engine.checkpointing.requests import (
 )
 from lockgate.engine.checkpointing.retention import CheckpointFiles
 from lockgate.engine.checkpointing.shared_registry import SharedStateRegistry
+from lockgate.engine.checkpointing.statistics import CheckpointStatistics
 from lockgate.engine.checkpointing.storage import CheckpointStorage, savepoint_folder_for
 from lockgate.engine.errors import CheckpointError, JobError, StateEncodingError
 from lockgate.engine.events import CHECKPOINT, SnapshotKind, SnapshotOptions
-from lockgate.engine.runtime.gil_handoff import HANDOFF
 from lockgate.engine.time.clock import Clock
 
 __all__ = ["CheckpointCoordinator", "CoordinatorSetup"]
@@ -272,7 +269,7 @@ class CheckpointCoordinator(Actor[Any]):
             await self._register(completed)
         else:  # a savepoint belongs to whoever asked for it: no retention ever discards it
             self._failures_in_a_row = 0
-            setup.statistics.on_completed(completed)
+            setup.statistics.on_completed(completed.record())
         if kind.commits:
             self._notify(NotifyCheckpointComplete(completed.checkpoint_id))
         for ticket in self._tickets.pop(completed.checkpoint_id, []):
@@ -284,7 +281,7 @@ class CheckpointCoordinator(Actor[Any]):
         setup = self.setup
         self._failures_in_a_row = 0
         self._last_completed_at = setup.clock.now()
-        setup.statistics.on_completed(completed)
+        setup.statistics.on_completed(completed.record())
         self._files.retain(completed)
         for subsumed in setup.store.add(completed):
             with HANDOFF.lend():
@@ -316,7 +313,7 @@ class CheckpointCoordinator(Actor[Any]):
         checkpoint_id = pending.checkpoint_id
         detail = detail or (repr(error) if error else "")
         pending.abort(reason, message=detail)
-        self.setup.statistics.on_aborted(pending, reason, self.setup.clock.now())
+        self.setup.statistics.on_aborted(pending.aborted_record(reason, self.setup.clock.now()))
         self._notify(NotifyCheckpointAborted(checkpoint_id, reason))
         with HANDOFF.lend():
             await self._storage_of(checkpoint_id).discard(self.setup.job_name, checkpoint_id)

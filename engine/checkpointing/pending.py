@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 
 from lockgate.engine.checkpointing.checkpoint_status import CheckpointStatus
-from lockgate.engine.checkpointing.completed import CheckpointRecord, CompletedCheckpoint
+from lockgate.engine.checkpointing.completed import CompletedCheckpoint
 from lockgate.engine.checkpointing.messages import (
     AcknowledgeCheckpoint,
     CheckpointFailureReason,
@@ -20,6 +21,7 @@ from lockgate.engine.checkpointing.messages import (
     SubtaskId,
 )
 from lockgate.engine.checkpointing.metadata import CheckpointMetadata, OperatorStateHandles
+from lockgate.engine.checkpointing.statistics import CheckpointRecord
 
 __all__ = ["AckResult", "PendingCheckpoint"]
 
@@ -241,6 +243,13 @@ class PendingCheckpoint:
             persisted_in_flight=sum(s.persisted_in_flight for s in stats),
             subtasks=self.subtask_stats,
         )
+
+    def aborted_record(self, reason: CheckpointFailureReason, end_time: float) -> CheckpointRecord:
+        """Return the statistics of this checkpoint as aborted for ``reason`` at ``end_time``."""
+        record = self.record(end_time)
+        if record.status is CheckpointStatus.ABORTED and record.failure_reason is not None:
+            return record
+        return replace(record, status=CheckpointStatus.ABORTED, failure_reason=reason)
 
     def _advance(self, target: CheckpointStatus) -> None:
         lifecycle = f"checkpoint {self.checkpoint_id}"

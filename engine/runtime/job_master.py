@@ -9,16 +9,12 @@ from typing import Any
 import anyio
 
 from lockgate.actors import ActorCrashed, ActorSystem, single_error
-from lockgate.engine.checkpointing.completed import (
-    CheckpointStatistics,
-    CompletedCheckpoint,
-    CompletedCheckpointStore,
-)
+from lockgate.engine.checkpointing.completed import CompletedCheckpoint, CompletedCheckpointStore
 from lockgate.engine.checkpointing.config import CheckpointConfig
 from lockgate.engine.checkpointing.coordinator import CheckpointCoordinator, CoordinatorSetup
-from lockgate.engine.checkpointing.metadata import CheckpointMetadata
 from lockgate.engine.checkpointing.requests import CheckpointRequest, CheckpointTicket
 from lockgate.engine.checkpointing.shared_registry import SharedStateRegistry
+from lockgate.engine.checkpointing.statistics import CheckpointStatistics
 from lockgate.engine.checkpointing.storage import CheckpointStorage
 from lockgate.engine.checkpointing.storage.layout import METADATA_NAME
 from lockgate.engine.errors import EngineError, JobError, RestoreError, StateEncodingError
@@ -26,28 +22,14 @@ from lockgate.engine.graph.job_graph import OperatorKind
 from lockgate.engine.graph.planning import ExecutionPlan
 from lockgate.engine.metrics import JobMetrics
 from lockgate.engine.restart import RestartStrategy
+from lockgate.engine.restore.loader import load_restored_state
+from lockgate.engine.restore.native import discard_downloads
+from lockgate.engine.restore.resolve import RestoreSettings
 from lockgate.engine.runtime.deployment import Attempt, Deployment, RuntimeOptions, deploy
-from lockgate.engine.runtime.native_restore import discard_downloads
-from lockgate.engine.runtime.restore_loader import load_restored_state
 from lockgate.engine.savepoints.values import ValueCodec
 from lockgate.engine.state.native_snapshot import NativeRestoreTarget
 
-__all__ = ["JobMaster", "JobSettings", "RestoreSettings"]
-
-
-@dataclass(frozen=True, slots=True)
-class RestoreSettings:
-    """What a job starts from: a checkpoint or savepoint, where it is, and who owns it.
-
-    ``claim`` hands the snapshot to the job, which deletes it once a newer checkpoint
-    subsumes it; otherwise (``no_claim``, the default) the job never deletes it.
-    """
-
-    metadata: CheckpointMetadata
-    storage: CheckpointStorage
-    location: str
-    allow_non_restored_state: bool = False
-    claim: bool = False
+__all__ = ["JobMaster", "JobSettings"]
 
 
 @dataclass(frozen=True, slots=True)

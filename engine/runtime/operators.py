@@ -34,7 +34,7 @@ from lockgate.engine.functions.timers import (
     TimerService,
 )
 from lockgate.engine.graph.job_graph import OperatorKind, OperatorNode
-from lockgate.engine.runtime.native_restore import restore_keyed_state
+from lockgate.engine.restore.native import restore_keyed_state
 from lockgate.engine.state import (
     KeyedSnapshot,
     KeyedStateBackend,

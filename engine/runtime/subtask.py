@@ -27,6 +27,7 @@ from typing import Any
 from anyio.abc import TaskGroup
 
 from lockgate.actors import Actor, Channel, Envelope, StopActor, run_with_group
+from lockgate.engine.checkpointing.gil_handoff import HANDOFF
 from lockgate.engine.checkpointing.messages import (
     CheckpointFailureReason,
     EndSourceInput,
@@ -48,7 +49,6 @@ from lockgate.engine.runtime.barrier_aligner import (
     TriggerUnalignedSnapshot,
 )
 from lockgate.engine.runtime.doorbell_wait import wait_doorbell
-from lockgate.engine.runtime.gil_handoff import HANDOFF
 from lockgate.engine.runtime.heads import Head
 from lockgate.engine.runtime.operators import Operator
 from lockgate.engine.runtime.pipeline import OperatorPipeline

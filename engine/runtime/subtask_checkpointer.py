@@ -25,6 +25,7 @@ from anyio.abc import TaskGroup
 
 from lockgate.actors import ActorRef, ActorStopped
 from lockgate.engine.checkpointing.channel_state import ChannelRecords
+from lockgate.engine.checkpointing.gil_handoff import HANDOFF
 from lockgate.engine.checkpointing.messages import (
     AcknowledgeCheckpoint,
     CheckpointFailureReason,
@@ -37,7 +38,6 @@ from lockgate.engine.checkpointing.snapshots import OperatorSnapshot, encode_sna
 from lockgate.engine.checkpointing.storage import CheckpointStorage, savepoint_folder_for
 from lockgate.engine.errors import SavepointEncodingError, StateEncodingError
 from lockgate.engine.events import CheckpointBarrier
-from lockgate.engine.runtime.gil_handoff import HANDOFF
 from lockgate.engine.runtime.incremental import Increment, IncrementalBases
 from lockgate.engine.runtime.native_writer import NativeSnapshotWriter
 from lockgate.engine.runtime.operators import StateCapture, with_channel_state

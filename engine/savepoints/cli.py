@@ -31,13 +31,13 @@ import orjson
 from lockgate.engine.checkpointing.metadata import CheckpointMetadata
 from lockgate.engine.environment import StreamEnvironment
 from lockgate.engine.errors import EngineError
-from lockgate.engine.savepoints.compatibility import (
+from lockgate.engine.restore.compatibility import (
     OperatorMapping,
     RestoreReport,
     check_restore,
     snapshot_name,
 )
-from lockgate.engine.savepoints.reader import (
+from lockgate.engine.restore.reader import (
     OperatorContents,
     SnapshotContents,
     read_metadata,

@@ -10,7 +10,7 @@ import anyio.lowlevel
 
 from lockgate.engine import CompletedCheckpoint, Sink, SinkContext, SinkWriter, StreamEnvironment
 from lockgate.engine.checkpointing.snapshots import ASYNC_INPUTS_STATE
-from lockgate.engine.runtime.restore_loader import load_restored_state
+from lockgate.engine.restore.loader import load_restored_state
 
 
 class Changes:

@@ -20,7 +20,7 @@ from lockgate.engine import (
     RestartStrategy,
     StreamEnvironment,
 )
-from lockgate.engine.runtime.restore_loader import load_restored_state
+from lockgate.engine.restore.loader import load_restored_state
 from lockgate.engine.testing import AwaitCheckpoint, FailOnce
 
 from .savepoint_jobs import Topic, TopicSource

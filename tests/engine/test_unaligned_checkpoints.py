@@ -13,7 +13,7 @@ from typing import Any
 import anyio
 import pytest
 
-from lockgate.engine.checkpointing.completed import CheckpointStatsSnapshot
+from lockgate.engine.checkpointing.statistics import CheckpointStatsSnapshot
 
 from .unaligned_jobs import (
     SEQUENCE,

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from lockgate.connectors import CollectionSource, CollectSink
 from lockgate.engine import StreamEnvironment
-from lockgate.engine.checkpointing.channel_restore import channel_state_problems
 from lockgate.engine.checkpointing.channel_state import ChannelId
 from lockgate.engine.checkpointing.metadata import CheckpointMetadata, OperatorStateHandles
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot
 from lockgate.engine.graph.planning import ExecutionPlan
+from lockgate.engine.restore.channel_state import channel_state_problems
 
 SOURCE_TO_SUMS = 0  # the only edge between chains: numbers -> (sums -> out)
 

@@ -1,11 +1,7 @@
 import pytest
 
 from lockgate.engine.checkpointing.checkpoint_status import CheckpointStatus
-from lockgate.engine.checkpointing.completed import (
-    CheckpointStatistics,
-    CompletedCheckpoint,
-    CompletedCheckpointStore,
-)
+from lockgate.engine.checkpointing.completed import CompletedCheckpoint, CompletedCheckpointStore
 from lockgate.engine.checkpointing.messages import (
     AcknowledgeCheckpoint,
     CheckpointFailureReason,
@@ -13,6 +9,7 @@ from lockgate.engine.checkpointing.messages import (
 )
 from lockgate.engine.checkpointing.metadata import CheckpointMetadata
 from lockgate.engine.checkpointing.pending import PendingCheckpoint
+from lockgate.engine.checkpointing.statistics import CheckpointStatistics
 
 SUBTASK = SubtaskId(0, 0)
 
@@ -80,8 +77,8 @@ def test_statistics_count_checkpoints_in_progress_completed_and_failed() -> None
     statistics = CheckpointStatistics()
     for checkpoint_id in (1, 2, 3):
         statistics.on_triggered(checkpoint_id, 0.0)
-    statistics.on_completed(taken(1, trigger=0.0, end=1.0))
-    statistics.on_aborted(aborted(2), CheckpointFailureReason.TIMEOUT, now=5.0)
+    statistics.on_completed(taken(1, trigger=0.0, end=1.0).record())
+    statistics.on_aborted(aborted(2).aborted_record(CheckpointFailureReason.TIMEOUT, 5.0))
     snapshot = statistics.snapshot()
     assert (snapshot.completed, snapshot.failed, snapshot.in_progress) == (1, 1, 1)
 
@@ -89,14 +86,14 @@ def test_statistics_count_checkpoints_in_progress_completed_and_failed() -> None
 def test_statistics_keep_a_bounded_history_oldest_first() -> None:
     statistics = CheckpointStatistics(history_size=2)
     for checkpoint_id in (1, 2, 3):
-        statistics.on_completed(taken(checkpoint_id, trigger=0.0, end=1.0))
+        statistics.on_completed(taken(checkpoint_id, trigger=0.0, end=1.0).record())
     assert [record.checkpoint_id for record in statistics.snapshot().history] == [2, 3]
     assert statistics.snapshot().completed == 3
 
 
 def test_a_completed_record_reports_duration_and_ack_delays() -> None:
     statistics = CheckpointStatistics()
-    statistics.on_completed(taken(1, trigger=10.0, end=12.5))
+    statistics.on_completed(taken(1, trigger=10.0, end=12.5).record())
     record = statistics.snapshot().latest_completed
     assert record is not None
     assert (record.status, record.duration, record.ack_delays) == (
@@ -108,7 +105,7 @@ def test_a_completed_record_reports_duration_and_ack_delays() -> None:
 
 def test_a_failed_record_reports_its_reason() -> None:
     statistics = CheckpointStatistics()
-    statistics.on_aborted(aborted(4), CheckpointFailureReason.TIMEOUT, now=5.0)
+    statistics.on_aborted(aborted(4).aborted_record(CheckpointFailureReason.TIMEOUT, 5.0))
     record = statistics.snapshot().latest_failed
     assert record is not None
     assert (record.checkpoint_id, record.failure_reason, record.duration) == (
@@ -120,5 +117,5 @@ def test_a_failed_record_reports_its_reason() -> None:
 
 def test_a_checkpoint_completed_without_statistics_is_still_counted() -> None:
     statistics = CheckpointStatistics()
-    statistics.on_completed(completed(1))
+    statistics.on_completed(completed(1).record())
     assert statistics.snapshot().latest_completed is not None

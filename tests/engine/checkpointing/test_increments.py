@@ -8,8 +8,8 @@ import pytest
 
 from lockgate.engine import ListStateDescriptor, ManualClock, ValueStateDescriptor
 from lockgate.engine.checkpointing.channel_state import ChannelId
-from lockgate.engine.checkpointing.increments import apply_increments
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot
+from lockgate.engine.restore.increments import apply_increments
 from lockgate.engine.state import KeyedStateStore, StateTtlConfig
 
 MAX_PARALLELISM = 8

@@ -5,8 +5,8 @@ import pytest
 
 from lockgate.engine.checkpointing.channel_state import ChannelId
 from lockgate.engine.checkpointing.native_state import NativeKeyedState
-from lockgate.engine.checkpointing.restore import even_split, redistribute
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot
+from lockgate.engine.restore.redistribute import even_split, redistribute
 from lockgate.engine.state.key_groups import key_group_for, key_group_range, subtask_for_key_group
 
 MAX_PARALLELISM = 13

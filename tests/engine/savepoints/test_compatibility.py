@@ -8,11 +8,7 @@ from lockgate.connectors import CollectionSource, CollectSink
 from lockgate.engine import StreamEnvironment
 from lockgate.engine.checkpointing.messages import StateHandle
 from lockgate.engine.checkpointing.metadata import CheckpointMetadata, OperatorStateHandles
-from lockgate.engine.savepoints.compatibility import (
-    OperatorMapping,
-    RestoreReport,
-    check_restore,
-)
+from lockgate.engine.restore.compatibility import OperatorMapping, RestoreReport, check_restore
 
 HANDLE = StateHandle("/savepoints/sp-1/file", 10, "sha256:00")
 

@@ -12,8 +12,8 @@ from lockgate.engine.checkpointing.snapshots import OperatorSnapshot, encode_sna
 from lockgate.engine.checkpointing.storage import FileSystemCheckpointStorage
 from lockgate.engine.errors import CheckpointNotFound, SavepointFormatError
 from lockgate.engine.io.sources import SourceSplit
+from lockgate.engine.restore.reader import read_snapshot
 from lockgate.engine.savepoints.format import encode_savepoint_state
-from lockgate.engine.savepoints.reader import read_snapshot
 from lockgate.engine.savepoints.values import TypeCodec, TypedValue, ValueCodec
 
 from .test_values import Point

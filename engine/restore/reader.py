@@ -18,7 +18,7 @@ from lockgate.engine.checkpointing.metadata import CheckpointMetadata, OperatorS
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot, decode_snapshot
 from lockgate.engine.checkpointing.storage import CheckpointStorage, storage_for
 from lockgate.engine.errors import SavepointFormatError
-from lockgate.engine.runtime.restore_loader import read_whole
+from lockgate.engine.restore.loader import read_whole
 from lockgate.engine.savepoints.format import decode_savepoint_state, is_savepoint_state
 from lockgate.engine.savepoints.values import TypeCodec, ValueCodec
 

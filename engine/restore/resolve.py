@@ -1,4 +1,4 @@
-"""What ``execute(restore_from=..., claim_mode=...)`` accepts, and how it is resolved."""
+"""What ``execute(restore_from=..., claim_mode=...)`` accepts, and what it resolves to."""
 
 from __future__ import annotations
 
@@ -13,14 +13,35 @@ from lockgate.engine.checkpointing.storage import (
     storage_reading,
 )
 from lockgate.engine.errors import RestoreError
-from lockgate.engine.runtime.job_master import RestoreSettings
 
-__all__ = ["ClaimMode", "RestoreFrom", "RestoreOptions", "check_claim_mode", "resolve_restore"]
+__all__ = [
+    "ClaimMode",
+    "RestoreFrom",
+    "RestoreOptions",
+    "RestoreSettings",
+    "check_claim_mode",
+    "resolve_restore",
+]
 
 RestoreFrom: TypeAlias = str | CheckpointMetadata | None
 ClaimMode: TypeAlias = Literal["no_claim", "claim"]
 
 _CLAIM_MODES = ("no_claim", "claim")
+
+
+@dataclass(frozen=True, slots=True)
+class RestoreSettings:
+    """What a job starts from: a checkpoint or savepoint, where it is, and who owns it.
+
+    ``claim`` hands the snapshot to the job, which deletes it once a newer checkpoint
+    subsumes it; otherwise (``no_claim``, the default) the job never deletes it.
+    """
+
+    metadata: CheckpointMetadata
+    storage: CheckpointStorage
+    location: str
+    allow_non_restored_state: bool = False
+    claim: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,22 +9,22 @@ from pathlib import Path
 
 import anyio.to_thread
 
-from lockgate.engine.checkpointing.channel_restore import channel_state_problems
-from lockgate.engine.checkpointing.increments import apply_increments
 from lockgate.engine.checkpointing.messages import StateHandle
 from lockgate.engine.checkpointing.metadata import CheckpointMetadata, OperatorStateHandles
 from lockgate.engine.checkpointing.native_state import NativeKeyedState
-from lockgate.engine.checkpointing.restore import redistribute
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot, decode_snapshot
 from lockgate.engine.checkpointing.storage import CheckpointStorage
 from lockgate.engine.errors import RestoreError
 from lockgate.engine.graph.planning import ExecutionPlan
-from lockgate.engine.runtime.native_restore import (
+from lockgate.engine.restore.channel_state import channel_state_problems
+from lockgate.engine.restore.compatibility import check_restore
+from lockgate.engine.restore.increments import apply_increments
+from lockgate.engine.restore.native import (
     discard_downloads,
     with_downloaded_keyed_state,
     with_plain_keyed_state,
 )
-from lockgate.engine.savepoints.compatibility import check_restore
+from lockgate.engine.restore.redistribute import redistribute
 from lockgate.engine.savepoints.format import decode_savepoint_state
 from lockgate.engine.savepoints.values import ValueCodec
 from lockgate.engine.state.native_snapshot import NativeRestoreTarget

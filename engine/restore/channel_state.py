@@ -14,7 +14,7 @@ from lockgate.engine.checkpointing.channel_state import ChannelId
 from lockgate.engine.checkpointing.metadata import CheckpointMetadata
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot
 from lockgate.engine.graph.planning import ChainEdge, ExecutionPlan
-from lockgate.engine.savepoints.compatibility import snapshot_name
+from lockgate.engine.restore.compatibility import snapshot_name
 
 __all__ = ["channel_state_problems"]
 
