@@ -58,11 +58,11 @@ from lockgate.engine.io.sinks import (
 )
 from lockgate.engine.io.sources import Source, SourceContext, SourceReader, SourceSplit
 from lockgate.engine.job_status import JobStatus
-from lockgate.engine.metrics import AsyncIoMetrics, JobMetrics, SubtaskMetrics
-from lockgate.engine.restart import RestartStrategy
 from lockgate.engine.restore.compatibility import RestoreReport, check_restore
 from lockgate.engine.restore.reader import OperatorContents, SnapshotContents, read_snapshot
 from lockgate.engine.run import run
+from lockgate.engine.runtime.job.restart import RestartStrategy
+from lockgate.engine.runtime.metrics import AsyncIoMetrics, JobMetrics, SubtaskMetrics
 from lockgate.engine.savepoints.values import TypeCodec, TypedValue
 from lockgate.engine.state import (
     AggregateFunction,

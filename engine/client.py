@@ -11,8 +11,8 @@ from lockgate.engine.checkpointing.requests import CheckpointRequest, StopReques
 from lockgate.engine.checkpointing.storage import savepoint_folder_for
 from lockgate.engine.events import SnapshotKind, SnapshotOptions
 from lockgate.engine.job_status import JobStatus
-from lockgate.engine.metrics import JobMetrics
-from lockgate.engine.runtime.job_master import JobMaster
+from lockgate.engine.runtime.job.job_master import JobMaster
+from lockgate.engine.runtime.metrics import JobMetrics
 from lockgate.engine.time.clock import Clock
 
 __all__ = ["JobClient", "JobResult"]

@@ -17,7 +17,6 @@ from lockgate.engine.functions.side_outputs import OutputTag
 from lockgate.engine.graph.job_graph import Edge, JobGraph, OperatorKind, OperatorNode, Partitioning
 from lockgate.engine.graph.planning import ExecutionPlan, plan_job
 from lockgate.engine.io.sources import Source
-from lockgate.engine.restart import RestartStrategy
 from lockgate.engine.restore.resolve import (
     ClaimMode,
     RestoreFrom,
@@ -25,9 +24,10 @@ from lockgate.engine.restore.resolve import (
     check_claim_mode,
     resolve_restore,
 )
-from lockgate.engine.runtime.deployment import RuntimeOptions
-from lockgate.engine.runtime.incremental import FULL_SNAPSHOT_EVERY
-from lockgate.engine.runtime.job_master import JobMaster, JobSettings
+from lockgate.engine.runtime.job.deployment import RuntimeOptions
+from lockgate.engine.runtime.job.job_master import JobMaster, JobSettings
+from lockgate.engine.runtime.job.restart import RestartStrategy
+from lockgate.engine.runtime.snapshots.incremental import FULL_SNAPSHOT_EVERY
 from lockgate.engine.savepoints.values import TypeCodec, ValueCodec
 from lockgate.engine.state import MemoryStateBackend, StateBackend
 from lockgate.engine.state.backends import state_backend_for

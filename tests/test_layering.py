@@ -50,9 +50,9 @@ def test_no_module_imports_against_the_layering(package: str) -> None:
 
 def test_the_checker_sees_a_forbidden_edge(tmp_path: Path) -> None:
     module = tmp_path / "bad.py"
-    module.write_text("from lockgate.engine.runtime.subtask import SubtaskActor\n")
+    module.write_text("from lockgate.engine.runtime.subtask.actor import SubtaskActor\n")
 
-    assert "lockgate.engine.runtime.subtask" in imported_modules(module)
+    assert "lockgate.engine.runtime.subtask.actor" in imported_modules(module)
 
 
 @pytest.mark.parametrize("package", PACKAGES)

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from lockgate.engine import CheckpointBarrier, EndOfInput
 from lockgate.engine.events import SnapshotOptions
-from lockgate.engine.runtime.barrier_aligner import (
+from lockgate.engine.runtime.network.barrier_aligner import (
     AbortCheckpoint,
     AlignmentMode,
     BarrierAligner,

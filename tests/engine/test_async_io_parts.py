@@ -6,9 +6,9 @@ import anyio
 import pytest
 
 from lockgate.engine import AsyncRetry, ManualClock
-from lockgate.engine.runtime.call_deadlines import CallDeadlines
-from lockgate.engine.runtime.latency_reservoir import LatencyReservoir
-from lockgate.engine.runtime.token_bucket import TokenBucket
+from lockgate.engine.runtime.async_io.call_deadlines import CallDeadlines
+from lockgate.engine.runtime.async_io.latency_reservoir import LatencyReservoir
+from lockgate.engine.runtime.async_io.token_bucket import TokenBucket
 
 
 def test_backoff_grows_by_the_multiplier_up_to_the_maximum() -> None:

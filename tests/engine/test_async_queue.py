@@ -7,7 +7,7 @@ import random
 import pytest
 
 from lockgate.engine import Watermark
-from lockgate.engine.runtime.async_queue import (
+from lockgate.engine.runtime.async_io.result_queue import (
     OrderedResultQueue,
     UnorderedResultQueue,
     result_queue,

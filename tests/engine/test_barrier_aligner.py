@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from lockgate.engine import CheckpointBarrier
 from lockgate.engine.errors import BarrierProtocolError
-from lockgate.engine.runtime import barrier_aligner
-from lockgate.engine.runtime.barrier_aligner import (
+from lockgate.engine.runtime.network import barrier_aligner
+from lockgate.engine.runtime.network.barrier_aligner import (
     AlignerStatistics,
     AlignmentMode,
     BarrierAligner,

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lockgate.engine.events import SnapshotOptions
-from lockgate.engine.runtime.barrier_aligner import (
+from lockgate.engine.runtime.network.barrier_aligner import (
     AbortCheckpoint,
     AlignmentMode,
     BarrierAligner,

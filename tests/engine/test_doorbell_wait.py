@@ -6,7 +6,7 @@ import anyio
 
 from lockgate.actors import Channel, Doorbell
 from lockgate.engine import ManualClock
-from lockgate.engine.runtime.doorbell_wait import wait_doorbell
+from lockgate.engine.runtime.subtask.doorbell_wait import wait_doorbell
 
 
 async def waited(

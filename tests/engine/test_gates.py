@@ -5,14 +5,15 @@ from typing import Any
 from lockgate.actors import Channel
 from lockgate.engine import CheckpointBarrier, EndOfInput, ManualClock
 from lockgate.engine.events import ChannelItem, item_size
-from lockgate.engine.runtime.barrier_aligner import (
+from lockgate.engine.runtime.network.barrier_aligner import (
     AlignmentMode,
     BarrierAligner,
     TriggerSnapshot,
 )
-from lockgate.engine.runtime.input_gate import InputGate
+from lockgate.engine.runtime.network.input_gate import InputGate
+from lockgate.engine.runtime.network.output_gate import OutputGate
 from lockgate.engine.runtime.network.partitioners import ForwardPartitioner, RebalancePartitioner
-from lockgate.engine.runtime.output_gate import OutputGate, OutputPartition
+from lockgate.engine.runtime.network.partitions import OutputPartition
 
 
 def aligner(channels: int) -> BarrierAligner:

@@ -9,8 +9,9 @@ from lockgate.actors import Channel
 from lockgate.engine import CheckpointBarrier, EndOfInput, ManualClock, OutputTag
 from lockgate.engine.checkpointing.channel_state import ChannelId
 from lockgate.engine.events import ChannelItem, SnapshotOptions, item_size
+from lockgate.engine.runtime.network.output_gate import OutputGate
 from lockgate.engine.runtime.network.partitioners import ForwardPartitioner
-from lockgate.engine.runtime.output_gate import OutputGate, OutputPartition
+from lockgate.engine.runtime.network.partitions import OutputPartition
 
 LATE, EARLY = OutputTag("late"), OutputTag("early")
 MAIN_KEY, LATE_KEY = ChannelId(0, 0, 0), ChannelId(1, 0, 0)

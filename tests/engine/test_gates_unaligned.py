@@ -12,16 +12,17 @@ from lockgate.actors import Channel
 from lockgate.engine import CheckpointBarrier, ManualClock
 from lockgate.engine.checkpointing.channel_state import ChannelId
 from lockgate.engine.events import ChannelItem, SnapshotOptions, item_size
-from lockgate.engine.runtime.barrier_aligner import (
+from lockgate.engine.runtime.network.barrier_aligner import (
     AlignmentMode,
     BarrierAligner,
     ChannelStateComplete,
     TriggerUnalignedSnapshot,
 )
-from lockgate.engine.runtime.input_channel_state import InputChannelState
-from lockgate.engine.runtime.input_gate import InputGate
+from lockgate.engine.runtime.network.input_channel_state import InputChannelState
+from lockgate.engine.runtime.network.input_gate import InputGate
+from lockgate.engine.runtime.network.output_gate import OutputGate
 from lockgate.engine.runtime.network.partitioners import ForwardPartitioner, RebalancePartitioner
-from lockgate.engine.runtime.output_gate import OutputGate, OutputPartition
+from lockgate.engine.runtime.network.partitions import OutputPartition
 
 UNALIGNED = SnapshotOptions(unaligned=True)
 BARRIER = CheckpointBarrier(1, 0.0, UNALIGNED)

@@ -17,7 +17,7 @@ from lockgate.engine import (
     read_snapshot,
 )
 from lockgate.engine.checkpointing.messages import StateHandle
-from lockgate.engine.runtime.incremental import FULL_SNAPSHOT_EVERY
+from lockgate.engine.runtime.snapshots.incremental import FULL_SNAPSHOT_EVERY
 
 from .async_jobs import wait_until
 from .checkpoint_jobs import cancel_and_wait

@@ -10,8 +10,8 @@ import pytest
 from lockgate.engine import IncompatibleState, KeyedProcessFunction, ValueStateDescriptor
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot
 from lockgate.engine.graph.job_graph import OperatorKind, OperatorNode
-from lockgate.engine.runtime.operators import create_operator
-from lockgate.engine.runtime.rolling import ReduceOperator
+from lockgate.engine.runtime.operators.kinds import create_operator
+from lockgate.engine.runtime.operators.rolling import ReduceOperator
 from lockgate.engine.state.rocksdb.store import RocksDBKeyedStateStore
 
 

@@ -3,7 +3,7 @@ import random
 
 import pytest
 
-from lockgate.engine.restart import RestartStatistics, RestartStrategy, RestartTracker
+from lockgate.engine.runtime.job.restart import RestartStatistics, RestartStrategy, RestartTracker
 
 
 def delays(tracker: RestartTracker, times: list[float]) -> list[float | None]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from lockgate.engine.checkpointing.messages import StateHandle
-from lockgate.engine.runtime.uploaded_files import UploadedFiles
+from lockgate.engine.runtime.snapshots.incremental import UploadedFiles
 
 A = {("000008.sst", 10): StateHandle("shared/a", 10, "crc:a", is_shared=True)}
 B = {("000009.sst", 20): StateHandle("shared/b", 20, "crc:b", is_shared=True)}

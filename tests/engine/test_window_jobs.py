@@ -368,7 +368,7 @@ def test_a_snapshot_keeps_window_contents_as_they_were_when_it_was_taken() -> No
     # capture taken before more records arrive must not see them.
     from lockgate.engine import RuntimeContext
     from lockgate.engine.graph.job_graph import OperatorKind, OperatorNode
-    from lockgate.engine.runtime.window_operator import WindowOperator
+    from lockgate.engine.runtime.operators.window_operator import WindowOperator
     from lockgate.engine.windows.spec import WindowFunctionKind, WindowSpec
 
     for kind, function in [

@@ -7,7 +7,7 @@ from typing import Any
 
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot
 from lockgate.engine.graph.job_graph import OperatorNode
-from lockgate.engine.runtime.operators import Operator, key_selector
+from lockgate.engine.runtime.operators.base import Operator, key_selector
 from lockgate.engine.state import (
     AggregateFunction,
     AggregatingStateDescriptor,

@@ -20,12 +20,12 @@ from lockgate.engine.checkpointing.storage.layout import METADATA_NAME
 from lockgate.engine.errors import EngineError, JobError, RestoreError, StateEncodingError
 from lockgate.engine.graph.job_graph import OperatorKind
 from lockgate.engine.graph.planning import ExecutionPlan
-from lockgate.engine.metrics import JobMetrics
-from lockgate.engine.restart import RestartStrategy
 from lockgate.engine.restore.loader import load_restored_state
 from lockgate.engine.restore.native import discard_downloads
 from lockgate.engine.restore.resolve import RestoreSettings
-from lockgate.engine.runtime.deployment import Attempt, Deployment, RuntimeOptions, deploy
+from lockgate.engine.runtime.job.deployment import Attempt, Deployment, RuntimeOptions, deploy
+from lockgate.engine.runtime.job.restart import RestartStrategy
+from lockgate.engine.runtime.metrics import JobMetrics
 from lockgate.engine.savepoints.values import ValueCodec
 from lockgate.engine.state.native_snapshot import NativeRestoreTarget
 

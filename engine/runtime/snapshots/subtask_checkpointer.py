@@ -38,9 +38,9 @@ from lockgate.engine.checkpointing.snapshots import OperatorSnapshot, encode_sna
 from lockgate.engine.checkpointing.storage import CheckpointStorage, savepoint_folder_for
 from lockgate.engine.errors import SavepointEncodingError, StateEncodingError
 from lockgate.engine.events import CheckpointBarrier
-from lockgate.engine.runtime.incremental import Increment, IncrementalBases
-from lockgate.engine.runtime.native_writer import NativeSnapshotWriter
-from lockgate.engine.runtime.operators import StateCapture, with_channel_state
+from lockgate.engine.runtime.snapshots.capture import StateCapture, with_channel_state
+from lockgate.engine.runtime.snapshots.incremental import Increment, IncrementalBases
+from lockgate.engine.runtime.snapshots.native_writer import NativeSnapshotWriter
 from lockgate.engine.savepoints.format import encode_savepoint_state
 from lockgate.engine.savepoints.values import ValueCodec
 from lockgate.engine.state import KeyedSnapshot, KeyedStateSnapshot

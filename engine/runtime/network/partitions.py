@@ -1,16 +1,44 @@
-"""SidePartitions: an output gate's partitions for side outputs, found by tag."""
+"""OutputPartition and SidePartitions: the outgoing edges of an output gate, main and side."""
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from lockgate.actors import Channel
+from lockgate.engine.checkpointing.channel_state import ChannelId
+from lockgate.engine.events import ChannelItem
 from lockgate.engine.functions.side_outputs import OutputTag
+from lockgate.engine.runtime.network.partitioners import Partitioner
 
-if TYPE_CHECKING:
-    from lockgate.engine.runtime.output_gate import OutputPartition
+__all__ = ["OutputPartition", "SidePartitions"]
 
-__all__ = ["SidePartitions"]
+
+class OutputPartition:
+    """The channels of one outgoing edge, with a partitioner, a buffer and an outbox each.
+
+    Records routed to a channel wait in its buffer until a batch is full (or flushed), then
+    in its outbox until the channel has room. ``keys`` name the channels in channel state.
+    ``tag`` is the side output the edge carries, or ``None`` for the main output.
+    """
+
+    def __init__(
+        self,
+        partitioner: Partitioner,
+        channels: Sequence[Channel[ChannelItem]],
+        keys: Sequence[ChannelId] | None = None,
+        *,
+        tag: OutputTag[Any] | None = None,
+    ) -> None:
+        self.tag = tag
+        self.partitioner = partitioner
+        self.channels = list(channels)
+        self.keys = (
+            list(keys) if keys is not None else [ChannelId(0, 0, i) for i in range(len(channels))]
+        )
+        self.buffers: list[list[Any]] = [[] for _ in channels]
+        self.outboxes: list[deque[ChannelItem]] = [deque() for _ in channels]
 
 
 class SidePartitions:

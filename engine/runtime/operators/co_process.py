@@ -6,7 +6,7 @@ from typing import Any
 
 from lockgate.engine.functions.process import KeyedCoProcessFunction
 from lockgate.engine.functions.two_inputs import SecondInput
-from lockgate.engine.runtime.operators import ProcessOperator
+from lockgate.engine.runtime.operators.basic import ProcessOperator
 
 __all__ = ["CoProcessOperator"]
 

@@ -8,7 +8,7 @@ from typing import Any
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot
 from lockgate.engine.events import Watermark, WatermarkStatus
 from lockgate.engine.graph.job_graph import OperatorNode
-from lockgate.engine.runtime.operators import Operator
+from lockgate.engine.runtime.operators.base import Operator
 from lockgate.engine.state import KeyedStateBackend
 from lockgate.engine.time.clock import Clock, SystemClock
 from lockgate.engine.time.watermarks import WatermarkGenerator, WatermarkStrategy

@@ -10,9 +10,9 @@ from lockgate.engine.checkpointing.snapshots import SINK_STATE
 from lockgate.engine.events import CheckpointBarrier, Watermark, WatermarkStatus
 from lockgate.engine.functions.side_outputs import OutputTag
 from lockgate.engine.io.sinks import SinkWriter
-from lockgate.engine.runtime.operators import StateCapture
-from lockgate.engine.runtime.output_gate import OutputGate, SendWaiter
-from lockgate.engine.runtime.scope import OperatorScope
+from lockgate.engine.runtime.network.output_gate import OutputGate, SendWaiter
+from lockgate.engine.runtime.operators.scope import OperatorScope
+from lockgate.engine.runtime.snapshots.capture import StateCapture
 
 __all__ = ["GateTail", "SinkTail", "Tail"]
 

@@ -41,21 +41,21 @@ from lockgate.engine.checkpointing.messages import (
 from lockgate.engine.events import EndOfInput, Watermark, WatermarkStatus
 from lockgate.engine.functions.process import RuntimeContext
 from lockgate.engine.graph.planning import OperatorChain
-from lockgate.engine.metrics import SubtaskMetrics
-from lockgate.engine.runtime.barrier_aligner import (
+from lockgate.engine.runtime.metrics import SubtaskMetrics
+from lockgate.engine.runtime.network.barrier_aligner import (
     AbortCheckpoint,
     ChannelStateComplete,
     TriggerSnapshot,
     TriggerUnalignedSnapshot,
 )
-from lockgate.engine.runtime.doorbell_wait import wait_doorbell
-from lockgate.engine.runtime.heads import Head
-from lockgate.engine.runtime.operators import Operator
-from lockgate.engine.runtime.pipeline import OperatorPipeline
-from lockgate.engine.runtime.scope import OperatorScope
-from lockgate.engine.runtime.subtask_checkpointer import SubtaskCheckpointer
-from lockgate.engine.runtime.subtask_snapshots import SubtaskSnapshots
-from lockgate.engine.runtime.tails import Tail
+from lockgate.engine.runtime.operators.base import Operator
+from lockgate.engine.runtime.operators.scope import OperatorScope
+from lockgate.engine.runtime.snapshots.subtask_checkpointer import SubtaskCheckpointer
+from lockgate.engine.runtime.subtask.doorbell_wait import wait_doorbell
+from lockgate.engine.runtime.subtask.heads import Head
+from lockgate.engine.runtime.subtask.pipeline import OperatorPipeline
+from lockgate.engine.runtime.subtask.subtask_snapshots import SubtaskSnapshots
+from lockgate.engine.runtime.subtask.tails import Tail
 from lockgate.engine.time.clock import Clock
 from lockgate.engine.time.watermarks import MAX_WATERMARK
 

@@ -17,11 +17,12 @@ from anyio.abc import TaskGroup
 from lockgate.engine.checkpointing.messages import SubtaskCheckpointStats, TriggerCheckpoint
 from lockgate.engine.events import CheckpointBarrier, SnapshotKind
 from lockgate.engine.graph.planning import OperatorChain
-from lockgate.engine.runtime.heads import Head
-from lockgate.engine.runtime.operators import Operator, StateCapture, with_channel_state
-from lockgate.engine.runtime.scope import OperatorScope
-from lockgate.engine.runtime.subtask_checkpointer import SubtaskCheckpointer
-from lockgate.engine.runtime.tails import Tail
+from lockgate.engine.runtime.operators.base import Operator
+from lockgate.engine.runtime.operators.scope import OperatorScope
+from lockgate.engine.runtime.snapshots.capture import StateCapture, with_channel_state
+from lockgate.engine.runtime.snapshots.subtask_checkpointer import SubtaskCheckpointer
+from lockgate.engine.runtime.subtask.heads import Head
+from lockgate.engine.runtime.subtask.tails import Tail
 from lockgate.engine.time.clock import Clock
 
 __all__ = ["SubtaskSnapshots"]

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot
 from lockgate.engine.graph.job_graph import OperatorNode
-from lockgate.engine.runtime.operators import ProcessOperator
+from lockgate.engine.runtime.operators.basic import ProcessOperator
 from lockgate.engine.state import KeyedStateBackend
 from lockgate.engine.time.clock import Clock
 from lockgate.engine.windows.runner import WindowRunner

@@ -11,8 +11,8 @@ from lockgate.engine.checkpointing.messages import StateHandle
 from lockgate.engine.checkpointing.native_state import NativeKeyedState
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot, encode_snapshot
 from lockgate.engine.checkpointing.storage import CheckpointStorage
-from lockgate.engine.runtime.operators import StateCapture
-from lockgate.engine.runtime.uploaded_files import FileKey, UploadedFiles
+from lockgate.engine.runtime.snapshots.capture import StateCapture
+from lockgate.engine.runtime.snapshots.incremental import FileKey, UploadedFiles
 from lockgate.engine.state.native_snapshot import NativeFile, NativeKeyedSnapshot, is_native
 
 __all__ = ["NativeSnapshotWriter"]

@@ -15,14 +15,14 @@ from lockgate.engine.events import (
     Watermark,
     WatermarkStatus,
 )
-from lockgate.engine.runtime.barrier_aligner import (
+from lockgate.engine.runtime.network.barrier_aligner import (
     AbortCheckpoint,
     BarrierAligner,
     ChannelStateComplete,
     Decision,
     TriggerUnalignedSnapshot,
 )
-from lockgate.engine.runtime.input_channel_state import InputChannelState
+from lockgate.engine.runtime.network.input_channel_state import InputChannelState
 from lockgate.engine.time.clock import Clock
 from lockgate.engine.time.watermarks import WatermarkValve
 

@@ -23,11 +23,12 @@ from anyio.abc import TaskGroup
 
 from lockgate.actors import Doorbell
 from lockgate.engine.events import Watermark, WatermarkStatus
-from lockgate.engine.runtime.async_operator import AsyncWaitOperator
-from lockgate.engine.runtime.operators import Operator, ProcessOperator
-from lockgate.engine.runtime.scope import OperatorScope
-from lockgate.engine.runtime.tails import Tail
-from lockgate.engine.runtime.timestamps import TimestampsOperator
+from lockgate.engine.runtime.async_io.operator import AsyncWaitOperator
+from lockgate.engine.runtime.operators.base import Operator
+from lockgate.engine.runtime.operators.basic import ProcessOperator
+from lockgate.engine.runtime.operators.scope import OperatorScope
+from lockgate.engine.runtime.operators.timestamps import TimestampsOperator
+from lockgate.engine.runtime.subtask.tails import Tail
 from lockgate.engine.time.clock import Clock
 
 __all__ = ["OperatorPipeline", "Stage"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,13 +17,10 @@ from lockgate.engine.graph.job_graph import OperatorKind, OperatorNode, Partitio
 from lockgate.engine.graph.planning import ChainEdge, ExecutionPlan, OperatorChain
 from lockgate.engine.io.sinks import Sink, SinkContext
 from lockgate.engine.io.sources import Source, SourceContext, SourceSplit, assign_splits
-from lockgate.engine.runtime.async_operator import AsyncWaitOperator
-from lockgate.engine.runtime.barrier_aligner import AlignmentMode, BarrierAligner
-from lockgate.engine.runtime.broadcast_process import BroadcastProcessOperator
-from lockgate.engine.runtime.co_process import CoProcessOperator
-from lockgate.engine.runtime.heads import GateHead, Head, SourceHead
-from lockgate.engine.runtime.input_channel_state import InputChannelState
-from lockgate.engine.runtime.input_gate import InputGate
+from lockgate.engine.runtime.network.barrier_aligner import AlignmentMode, BarrierAligner
+from lockgate.engine.runtime.network.input_channel_state import InputChannelState
+from lockgate.engine.runtime.network.input_gate import InputGate
+from lockgate.engine.runtime.network.output_gate import OutputGate
 from lockgate.engine.runtime.network.partitioners import (
     BroadcastPartitioner,
     ForwardPartitioner,
@@ -31,15 +28,17 @@ from lockgate.engine.runtime.network.partitioners import (
     Partitioner,
     RebalancePartitioner,
 )
-from lockgate.engine.runtime.operators import Operator, create_operator
-from lockgate.engine.runtime.output_gate import OutputGate, OutputPartition
-from lockgate.engine.runtime.rolling import AggregateOperator, ReduceOperator
-from lockgate.engine.runtime.scope import OperatorScope
-from lockgate.engine.runtime.subtask import SubtaskActor, SubtaskSettings
-from lockgate.engine.runtime.subtask_checkpointer import CheckpointContext, SubtaskCheckpointer
-from lockgate.engine.runtime.tails import GateTail, SinkTail, Tail
-from lockgate.engine.runtime.timestamps import TimestampsOperator
-from lockgate.engine.runtime.window_operator import WindowOperator
+from lockgate.engine.runtime.network.partitions import OutputPartition
+from lockgate.engine.runtime.operators.base import Operator
+from lockgate.engine.runtime.operators.kinds import create_operator
+from lockgate.engine.runtime.operators.scope import OperatorScope
+from lockgate.engine.runtime.snapshots.subtask_checkpointer import (
+    CheckpointContext,
+    SubtaskCheckpointer,
+)
+from lockgate.engine.runtime.subtask.actor import SubtaskActor, SubtaskSettings
+from lockgate.engine.runtime.subtask.heads import GateHead, Head, SourceHead
+from lockgate.engine.runtime.subtask.tails import GateTail, SinkTail, Tail
 from lockgate.engine.savepoints.values import ValueCodec
 from lockgate.engine.state import (
     KeyedStateBackend,
@@ -211,8 +210,7 @@ class _SubtaskBuilder:
         keyed_state = self.options.state_backend.create_keyed_state_backend(spec)
         self.keyed_states.append(keyed_state)
         restored = self.attempt.state_of(node.uid, index)
-        build = _operator_class(node)
-        return build(node, restored, self.options.clock, keyed_state=keyed_state)
+        return create_operator(node, restored, self.options.clock, keyed_state=keyed_state)
 
     def _head(self, chain: OperatorChain, index: int) -> Head:
         head = chain.head
@@ -298,21 +296,6 @@ class _SubtaskBuilder:
         if edge.partitioning is Partitioning.BROADCAST:
             return BroadcastPartitioner()
         return RebalancePartitioner(start=index)
-
-
-def _operator_class(node: OperatorNode) -> Callable[..., Operator]:
-    return _RUNTIME_CLASSES.get(node.kind, create_operator)
-
-
-_RUNTIME_CLASSES: dict[OperatorKind, Callable[..., Operator]] = {
-    OperatorKind.REDUCE: ReduceOperator,
-    OperatorKind.AGGREGATE: AggregateOperator,
-    OperatorKind.CO_PROCESS: CoProcessOperator,
-    OperatorKind.BROADCAST_PROCESS: BroadcastProcessOperator,
-    OperatorKind.WINDOW: WindowOperator,
-    OperatorKind.ASYNC_MAP: AsyncWaitOperator,
-    OperatorKind.TIMESTAMPS: TimestampsOperator,
-}
 
 
 _ENDS = (OperatorKind.SOURCE, OperatorKind.SINK)

@@ -17,7 +17,7 @@ from lockgate.engine.functions.process import ProcessContext
 from lockgate.engine.functions.side_outputs import SideOutputCollector
 from lockgate.engine.functions.two_inputs import SecondInput
 from lockgate.engine.graph.job_graph import OperatorNode
-from lockgate.engine.runtime.operators import ProcessOperator
+from lockgate.engine.runtime.operators.basic import ProcessOperator
 from lockgate.engine.state import KeyedStateBackend
 from lockgate.engine.time.clock import Clock
 

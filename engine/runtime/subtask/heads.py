@@ -11,9 +11,9 @@ from lockgate.engine.checkpointing.channel_state import ChannelRecords
 from lockgate.engine.checkpointing.snapshots import SPLITS_STATE
 from lockgate.engine.events import EndOfInput
 from lockgate.engine.io.sources import SourceReader, SourceSplit
-from lockgate.engine.runtime.input_gate import GateItem, InputGate
-from lockgate.engine.runtime.operators import StateCapture
-from lockgate.engine.runtime.scope import OperatorScope
+from lockgate.engine.runtime.network.input_gate import GateItem, InputGate
+from lockgate.engine.runtime.operators.scope import OperatorScope
+from lockgate.engine.runtime.snapshots.capture import StateCapture
 
 __all__ = ["GateHead", "Head", "SourceHead"]
 

@@ -31,13 +31,14 @@ from lockgate.engine.events import Watermark
 from lockgate.engine.functions.async_io import AsyncMapSpec
 from lockgate.engine.functions.process import RuntimeContext
 from lockgate.engine.graph.job_graph import OperatorNode
-from lockgate.engine.metrics import AsyncIoMetrics
-from lockgate.engine.runtime.async_queue import AsyncEntry, result_queue
-from lockgate.engine.runtime.call_deadlines import CallDeadlines
-from lockgate.engine.runtime.latency_reservoir import LatencyReservoir
-from lockgate.engine.runtime.operators import Operator, StateCapture, own_copy
-from lockgate.engine.runtime.scope import OperatorScope
-from lockgate.engine.runtime.token_bucket import TokenBucket
+from lockgate.engine.runtime.async_io.call_deadlines import CallDeadlines
+from lockgate.engine.runtime.async_io.latency_reservoir import LatencyReservoir
+from lockgate.engine.runtime.async_io.result_queue import AsyncEntry, result_queue
+from lockgate.engine.runtime.async_io.token_bucket import TokenBucket
+from lockgate.engine.runtime.metrics import AsyncIoMetrics
+from lockgate.engine.runtime.operators.base import Operator, own_copy
+from lockgate.engine.runtime.operators.scope import OperatorScope
+from lockgate.engine.runtime.snapshots.capture import StateCapture
 from lockgate.engine.state import KeyedStateBackend, ListStateDescriptor
 from lockgate.engine.time.clock import Clock, SystemClock
 

@@ -7,40 +7,13 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeAlias
 
 from lockgate.actors import Channel, MailboxFull
-from lockgate.engine.checkpointing.channel_state import ChannelId, ChannelRecords
+from lockgate.engine.checkpointing.channel_state import ChannelRecords
 from lockgate.engine.events import ChannelItem, CheckpointBarrier, EndOfInput, Event
 from lockgate.engine.functions.side_outputs import OutputTag
-from lockgate.engine.runtime.network.partitioners import Partitioner
-from lockgate.engine.runtime.side_partitions import SidePartitions
+from lockgate.engine.runtime.network.partitions import OutputPartition, SidePartitions
 from lockgate.engine.time.clock import Clock
 
-__all__ = ["OutputGate", "OutputPartition", "SendWaiter"]
-
-
-class OutputPartition:
-    """The channels of one outgoing edge, with a partitioner, a buffer and an outbox each.
-
-    Records routed to a channel wait in its buffer until a batch is full (or flushed), then
-    in its outbox until the channel has room. ``keys`` name the channels in channel state.
-    ``tag`` is the side output the edge carries, or ``None`` for the main output.
-    """
-
-    def __init__(
-        self,
-        partitioner: Partitioner,
-        channels: Sequence[Channel[ChannelItem]],
-        keys: Sequence[ChannelId] | None = None,
-        *,
-        tag: OutputTag[Any] | None = None,
-    ) -> None:
-        self.tag = tag
-        self.partitioner = partitioner
-        self.channels = list(channels)
-        self.keys = (
-            list(keys) if keys is not None else [ChannelId(0, 0, i) for i in range(len(channels))]
-        )
-        self.buffers: list[list[Any]] = [[] for _ in channels]
-        self.outboxes: list[deque[ChannelItem]] = [deque() for _ in channels]
+__all__ = ["OutputGate", "SendWaiter"]
 
 
 SendWaiter: TypeAlias = Callable[[Channel[ChannelItem], ChannelItem], Awaitable[None]]

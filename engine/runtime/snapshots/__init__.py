@@ -1,0 +1,1 @@
+"""A subtask's part in checkpoints: capturing state, incremental bases, writing snapshots."""

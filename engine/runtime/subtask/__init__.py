@@ -1,0 +1,1 @@
+"""The subtask actor: its loop, its chain of operators, its head (input) and tails (outputs)."""
