@@ -179,7 +179,7 @@ class CheckpointDecider:
 
     @property
     def final_checkpoint_id(self) -> int | None:
-        """The id of the job's final snapshot while one is pending, else ``None``."""
+        """The id of the job's final snapshot once started; ``None`` before, or after it failed."""
         return self._final_id
 
     @property
