@@ -13,6 +13,13 @@ from anyio.abc import TaskGroup
 from lockgate.actors import Actor, ActorRef, run_with_group
 from lockgate.engine.checkpointing.completed import CompletedCheckpoint, CompletedCheckpointStore
 from lockgate.engine.checkpointing.config import CheckpointConfig
+from lockgate.engine.checkpointing.decider import (
+    CheckpointDecider,
+    DrainSources,
+    FailJob,
+    Refuse,
+    StartCheckpoint,
+)
 from lockgate.engine.checkpointing.gil_handoff import HANDOFF
 from lockgate.engine.checkpointing.messages import (
     AcknowledgeCheckpoint,
@@ -43,14 +50,6 @@ from lockgate.engine.time.clock import Clock
 
 __all__ = ["CheckpointCoordinator", "CoordinatorSetup"]
 
-_COUNTED = frozenset(
-    {
-        CheckpointFailureReason.TIMEOUT,
-        CheckpointFailureReason.DECLINED,
-        CheckpointFailureReason.STORAGE_FAILED,
-    }
-)
-
 
 @dataclass(slots=True)
 class CoordinatorSetup:
@@ -78,24 +77,23 @@ class CheckpointCoordinator(Actor[Any]):
     decline or a storage failure aborts it and every subtask hears ``NotifyCheckpointAborted``
     once. More than ``tolerable_failures`` failed checkpoints in a row fail the job. When every
     subtask has finished its input, a final checkpoint is taken, then all subtasks are stopped.
+    Every decision is its ``CheckpointDecider``'s; the actor keeps the timers, the storage
+    and the tells.
     """
 
     control_capacity = 1 << 16
 
     def __init__(self, setup: CoordinatorSetup) -> None:
         self.setup = setup
+        self._decider = CheckpointDecider(
+            setup.config, job_name=setup.job_name, next_checkpoint_id=setup.next_checkpoint_id
+        )
         self._pending: dict[int, PendingCheckpoint] = {}
         self._timeouts: dict[int, anyio.CancelScope] = {}
         self._tickets: dict[int, list[CheckpointTicket]] = {}
-        self._finished: set[SubtaskId] = set()
-        self._input_ended: set[SubtaskId] = set()
-        self._final_id: int | None = None
         self._options: dict[int, SnapshotOptions] = {}
-        self._stop: SnapshotOptions | None = None
         self._stop_tickets: list[CheckpointTicket] = []
         self._files = CheckpointFiles(setup.job_name, setup.storage, setup.registry)
-        self._failures_in_a_row = 0
-        self._last_completed_at = -float("inf")
         self._group: TaskGroup | None = None
 
     async def run(self) -> None:
@@ -104,13 +102,12 @@ class CheckpointCoordinator(Actor[Any]):
 
     async def _run_in(self, group: TaskGroup) -> None:
         self._group = group
-        if self.setup.config.interval is not None:
+        if self._decider.periodic_interval is not None:
             group.start_soon(self._trigger_periodically)
         await super().run()
 
     async def on_stop(self) -> None:
         """Abort the checkpoints that can no longer complete, deleting what they wrote."""
-        self._final_id = None
         for checkpoint_id in list(self._pending):
             await self._abort(checkpoint_id, CheckpointFailureReason.JOB_ENDED)
         for ticket in self._stop_tickets:  # a drain that never reached its savepoint
@@ -135,8 +132,8 @@ class CheckpointCoordinator(Actor[Any]):
             case SubtaskFinished():
                 self._on_finished(message.subtask)
             case SubtaskInputEnded():
-                self._input_ended.add(message.subtask)
-                self._trigger_pending_at(message.subtask)
+                self._decider.on_input_ended(message.subtask)
+                self._trigger_missed(message.subtask)
             case CheckpointRequest(options=options):
                 return self._request(options)
             case StopRequest():
@@ -147,47 +144,52 @@ class CheckpointCoordinator(Actor[Any]):
 
     def trigger(self, options: SnapshotOptions = CHECKPOINT) -> int:
         """Start a new checkpoint (or savepoint) now and return its id."""
-        setup = self.setup
-        checkpoint_id = setup.next_checkpoint_id
-        setup.next_checkpoint_id += 1
-        self._options[checkpoint_id] = options = self._placed(options, checkpoint_id)
+        return self._start(self._decider.start(options))
+
+    def _start(self, start: StartCheckpoint) -> int:
+        setup, checkpoint_id = self.setup, start.checkpoint_id
+        setup.next_checkpoint_id = self._decider.next_checkpoint_id
+        self._options[checkpoint_id] = options = self._placed(start.options, checkpoint_id)
         now = setup.clock.now()
         self._pending[checkpoint_id] = PendingCheckpoint(
             checkpoint_id, now, setup.subtasks, setup.operator_parallelism
         )
         setup.statistics.on_triggered(checkpoint_id, now)
         message = TriggerCheckpoint(checkpoint_id, now, options)
-        for subtask in setup.sources | self._finished | self._input_ended:
+        for subtask in self._decider.trigger_targets(setup.sources):
             setup.subtasks[subtask].tell_control(message)
+        if start.final:  # a drain's tickets wait for the final snapshot
+            self._tickets[checkpoint_id], self._stop_tickets = self._stop_tickets, []
         assert self._group is not None
         self._group.start_soon(self._expire, checkpoint_id)
         return checkpoint_id
 
     def _request(self, options: SnapshotOptions) -> CheckpointTicket:
-        if self._stop is not None or self._final_id is not None:
-            return refused(f"job '{self.setup.job_name}' is stopping; no checkpoint was taken")
-        ticket = CheckpointTicket(self.trigger(options))
+        match self._decider.request(options):
+            case Refuse(message=message):
+                return refused(message)
+            case StartCheckpoint() as start:
+                return self._ticket_for(start)
+
+    def _stop_with_savepoint(self, request: StopRequest) -> CheckpointTicket:
+        match self._decider.stop_with_savepoint(request.target, drain=request.drain):
+            case Refuse(message=message):
+                return refused(message)
+            case DrainSources():
+                return self._drain()
+            case StartCheckpoint() as start:
+                return self._ticket_for(start)
+
+    def _ticket_for(self, start: StartCheckpoint) -> CheckpointTicket:
+        ticket = CheckpointTicket(self._start(start))
         self._tickets.setdefault(ticket.checkpoint_id, []).append(ticket)
         return ticket
 
-    def _stop_with_savepoint(self, request: StopRequest) -> CheckpointTicket:
-        if self._stop is not None or self._final_id is not None:
-            return refused(f"job '{self.setup.job_name}' is already stopping")
-        self._stop = SnapshotOptions(SnapshotKind.STOP_SAVEPOINT, request.target)
-        if not request.drain:
-            return self._request_final()
+    def _drain(self) -> CheckpointTicket:
         ticket = CheckpointTicket(-1)  # the id is known once every input ended
         self._stop_tickets.append(ticket)
         for source in self.setup.sources:
             self.setup.subtasks[source].tell_control(EndSourceInput())
-        return ticket
-
-    def _request_final(self) -> CheckpointTicket:
-        assert self._stop is not None
-        self._final_id = self.trigger(self._stop)
-        ticket = CheckpointTicket(self._final_id)
-        self._tickets[self._final_id] = [ticket, *self._stop_tickets]
-        self._stop_tickets.clear()
         return ticket
 
     def _placed(self, options: SnapshotOptions, checkpoint_id: int) -> SnapshotOptions:
@@ -211,18 +213,13 @@ class CheckpointCoordinator(Actor[Any]):
         return self.setup.storage
 
     async def _trigger_periodically(self) -> None:
-        config, clock = self.setup.config, self.setup.clock
-        assert config.interval is not None
+        interval, clock = self._decider.periodic_interval, self.setup.clock
+        assert interval is not None
         while True:
-            await clock.sleep(config.interval)
-            if self._may_trigger():
-                self.trigger()
-
-    def _may_trigger(self) -> bool:
-        config = self.setup.config
-        paused = self.setup.clock.now() - self._last_completed_at < config.min_pause
-        busy = len(self._pending) >= config.max_concurrent
-        return not paused and not busy and self._final_id is None and self._stop is None
+            await clock.sleep(interval)
+            start = self._decider.periodic(clock.now(), pending=len(self._pending))
+            if start is not None:
+                self._start(start)
 
     async def _expire(self, checkpoint_id: int) -> None:
         with anyio.CancelScope() as scope:
@@ -264,24 +261,21 @@ class CheckpointCoordinator(Actor[Any]):
             await self._aborted(pending, CheckpointFailureReason.STORAGE_FAILED, error)
             return
         self._options.pop(pending.checkpoint_id, None)
-        completed = pending.to_completed(location, setup.clock.now())
-        if kind is SnapshotKind.CHECKPOINT:
+        now = setup.clock.now()
+        completed = pending.to_completed(location, now)
+        stop = self._decider.on_completed(completed.checkpoint_id, kind=kind, now=now)
+        setup.statistics.on_completed(completed.record())
+        if kind is SnapshotKind.CHECKPOINT:  # no retention ever discards a savepoint
             await self._register(completed)
-        else:  # a savepoint belongs to whoever asked for it: no retention ever discards it
-            self._failures_in_a_row = 0
-            setup.statistics.on_completed(completed.record())
         if kind.commits:
             self._notify(NotifyCheckpointComplete(completed.checkpoint_id))
         for ticket in self._tickets.pop(completed.checkpoint_id, []):
             ticket.complete(completed)
-        if completed.checkpoint_id == self._final_id:
+        if stop is not None:
             self._stop_job()
 
     async def _register(self, completed: CompletedCheckpoint) -> None:
         setup = self.setup
-        self._failures_in_a_row = 0
-        self._last_completed_at = setup.clock.now()
-        setup.statistics.on_completed(completed.record())
         self._files.retain(completed)
         for subsumed in setup.store.add(completed):
             with HANDOFF.lend():
@@ -324,46 +318,25 @@ class CheckpointCoordinator(Actor[Any]):
         failure = CheckpointError(checkpoint_id, reason, error, message=message)
         for ticket in self._tickets.pop(checkpoint_id, []):
             ticket.fail(failure)
-        self._count_failure(reason, failure)
-        if checkpoint_id == self._final_id:
-            self._final_id = None
-            self._stop = None  # a failed stop savepoint leaves the job running, as in Flink
-            if len(self._finished) == len(self.setup.subtasks):
-                self._trigger_final()
-
-    def _count_failure(self, reason: CheckpointFailureReason, failure: CheckpointError) -> None:
-        if reason not in _COUNTED:
-            return
-        self._failures_in_a_row += 1
-        if self._failures_in_a_row > self.setup.config.tolerable_failures:
-            raise CheckpointError(
-                failure.checkpoint_id,
-                reason,
-                message=f"{self._failures_in_a_row} checkpoints failed in a row, more than "
-                f"tolerable_failures={self.setup.config.tolerable_failures}; the job fails",
-            ) from failure
+        match self._decider.on_aborted(checkpoint_id, reason):
+            case FailJob() as fail:
+                raise CheckpointError(checkpoint_id, reason, message=fail.message) from failure
+            case StartCheckpoint() as final:
+                self._start(final)
 
     def _on_finished(self, subtask: SubtaskId) -> None:
-        self._finished.add(subtask)
-        self._input_ended.discard(subtask)
-        self._trigger_pending_at(subtask)
-        if len(self._finished) == len(self.setup.subtasks):
-            self._trigger_final()
+        subtask_count = len(self.setup.subtasks)
+        final = self._decider.on_finished(subtask, subtask_count=subtask_count)
+        self._trigger_missed(subtask)
+        if final is not None:
+            self._start(final)
 
-    def _trigger_pending_at(self, subtask: SubtaskId) -> None:
-        # Barriers of checkpoints in progress can no longer reach it through its channels.
-        for checkpoint_id, pending in sorted(self._pending.items()):
-            if not pending.has_acknowledged(subtask):
-                options = self._options.get(checkpoint_id, CHECKPOINT)
-                self.setup.subtasks[subtask].tell_control(
-                    TriggerCheckpoint(checkpoint_id, pending.trigger_time, options)
-                )
-
-    def _trigger_final(self) -> None:
-        if self._stop is not None:
-            self._request_final()
-        else:
-            self._final_id = self.trigger()
+    def _trigger_missed(self, subtask: SubtaskId) -> None:
+        for pending in self._decider.missed_barriers(subtask, self._pending.values()):
+            options = self._options.get(pending.checkpoint_id, CHECKPOINT)
+            self.setup.subtasks[subtask].tell_control(
+                TriggerCheckpoint(pending.checkpoint_id, pending.trigger_time, options)
+            )
 
     def _describe(self, subtask: SubtaskId) -> str:
         ref = self.setup.subtasks.get(subtask)
