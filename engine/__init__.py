@@ -4,7 +4,14 @@ Build a job on a ``StreamEnvironment`` with ``from_source`` and the stream metho
 stream with ``sink_to``, then ``await env.execute(name)`` or ``async with env.start(name)``.
 """
 
-from lockgate.engine.broadcast_stream import BroadcastConnectedStream, BroadcastStream
+from lockgate.engine.api.broadcast import BroadcastConnectedStream, BroadcastStream
+from lockgate.engine.api.client import JobClient, JobResult
+from lockgate.engine.api.connected import ConnectedStreams
+from lockgate.engine.api.environment import StreamEnvironment
+from lockgate.engine.api.job_status import JobStatus
+from lockgate.engine.api.run import run
+from lockgate.engine.api.stream import DataStream, DataStreamSink, KeyedStream
+from lockgate.engine.api.windowed import WindowedStream
 from lockgate.engine.checkpointing.completed import CompletedCheckpoint
 from lockgate.engine.checkpointing.config import CheckpointConfig, CheckpointingMode
 from lockgate.engine.checkpointing.messages import CheckpointFailureReason
@@ -13,9 +20,6 @@ from lockgate.engine.checkpointing.storage import (
     FileSystemCheckpointStorage,
     MemoryCheckpointStorage,
 )
-from lockgate.engine.client import JobClient, JobResult
-from lockgate.engine.connected_streams import ConnectedStreams
-from lockgate.engine.environment import StreamEnvironment
 from lockgate.engine.errors import (
     CheckpointError,
     EngineError,
@@ -57,10 +61,8 @@ from lockgate.engine.io.sinks import (
     TwoPhaseCommitWriter,
 )
 from lockgate.engine.io.sources import Source, SourceContext, SourceReader, SourceSplit
-from lockgate.engine.job_status import JobStatus
 from lockgate.engine.restore.compatibility import RestoreReport, check_restore
 from lockgate.engine.restore.reader import OperatorContents, SnapshotContents, read_snapshot
-from lockgate.engine.run import run
 from lockgate.engine.runtime.job.restart import RestartStrategy
 from lockgate.engine.runtime.metrics import AsyncIoMetrics, JobMetrics, SubtaskMetrics
 from lockgate.engine.savepoints.values import TypeCodec, TypedValue
@@ -79,7 +81,6 @@ from lockgate.engine.state import (
     ValueStateDescriptor,
 )
 from lockgate.engine.state.key_groups import key_group_for, stable_hash, subtask_for_key_group
-from lockgate.engine.stream import DataStream, DataStreamSink, KeyedStream
 from lockgate.engine.time.clock import Clock, ManualClock, SystemClock
 from lockgate.engine.time.watermarks import WatermarkStrategy
 from lockgate.engine.windows import (
@@ -101,7 +102,6 @@ from lockgate.engine.windows import (
     WindowAssigner,
     WindowContext,
 )
-from lockgate.engine.windows.windowed_stream import WindowedStream
 
 __all__ = [
     "BroadcastConnectedStream",

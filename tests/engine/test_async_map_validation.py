@@ -92,7 +92,7 @@ def test_a_rejected_async_map_adds_nothing_to_the_graph() -> None:
 def test_an_option_broken_after_the_call_is_caught_when_the_graph_is_validated() -> None:
     env = StreamEnvironment()
     numbers(env).async_map(lookup, uid="enrich").sink_to(CollectSink(), uid="out")
-    node = next(node for node in env._graph if node.uid == "enrich")
+    node = next(node for node in env._builder.graph if node.uid == "enrich")
     node.function = AsyncMapSpec(function=lookup, capacity=-1)
 
     with rejected("async_map 'enrich': capacity must be an int >= 1; got -1"):

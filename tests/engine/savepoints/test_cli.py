@@ -12,7 +12,7 @@ import pytest
 
 from lockgate.connectors import CollectionSource, CollectSink
 from lockgate.engine import StreamEnvironment
-from lockgate.engine.savepoints.cli import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, main
+from lockgate.engine.api.cli import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, main
 
 from .test_reader import MAX_PARALLELISM, write_snapshot
 
@@ -216,7 +216,7 @@ def test_a_missing_command_is_a_usage_error(capsys: pytest.CaptureFixture[str]) 
 
 
 def test_python_m_runs_the_command(savepoint: str) -> None:
-    command = [sys.executable, "-m", "lockgate.engine.savepoints.cli"]
+    command = [sys.executable, "-m", "lockgate.engine.api.cli"]
 
     done = subprocess.run(
         [*command, "savepoint", "check", savepoint, "--job", f"{THIS}:job_without_sums"],

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from lockgate.engine.errors import GraphError
 from lockgate.engine.functions.side_outputs import OutputTag
-from lockgate.engine.graph.event_time import upstream_timestamp
 from lockgate.engine.graph.job_graph import OperatorKind
 from lockgate.engine.state.aggregate_function import AggregateFunction
 from lockgate.engine.windows.assigners import WindowAssigner
@@ -17,7 +16,7 @@ from lockgate.engine.windows.spec import WindowFunctionKind, WindowSpec
 from lockgate.engine.windows.triggers import Trigger
 
 if TYPE_CHECKING:
-    from lockgate.engine.stream import DataStream
+    from lockgate.engine.api.stream import DataStream
 
 __all__ = ["WindowedStream"]
 
@@ -133,11 +132,12 @@ class WindowedStream(Generic[T, K]):
                     "key the stream and use window() to spread it"
                 )
             parallelism = 1
-        return self._keyed._then(OperatorKind.WINDOW, spec, uid, name, parallelism)
+        return self._keyed._derive(
+            OperatorKind.WINDOW, spec, uid=uid, name=name, parallelism=parallelism
+        )
 
     def _upstream_timestamp(self, uid: str | None) -> Callable[[Any], float]:
-        keyed = self._keyed
-        found = upstream_timestamp(keyed._env._graph, keyed._producers)
+        found = self._keyed._upstream_timestamp()
         if isinstance(found, str):
             label = f"window '{uid}'" if uid is not None else "window()"
             raise GraphError(f"{label} in event time: {found}")

@@ -6,11 +6,11 @@ from dataclasses import dataclass
 
 import anyio
 
+from lockgate.engine.api.job_status import JobStatus
 from lockgate.engine.checkpointing.completed import CompletedCheckpoint
 from lockgate.engine.checkpointing.requests import CheckpointRequest, StopRequest
 from lockgate.engine.checkpointing.storage import savepoint_folder_for
 from lockgate.engine.events import SnapshotKind, SnapshotOptions
-from lockgate.engine.job_status import JobStatus
 from lockgate.engine.runtime.job.job_master import JobMaster
 from lockgate.engine.runtime.metrics import JobMetrics
 from lockgate.engine.time.clock import Clock

@@ -5,9 +5,14 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar, overload
 
+from lockgate.engine.api.broadcast import BroadcastConnectedStream, BroadcastStream
+from lockgate.engine.api.connected import ConnectedStreams
+from lockgate.engine.api.windowed import WindowedStream
 from lockgate.engine.errors import GraphError
 from lockgate.engine.functions.async_io import AsyncMapSpec, AsyncRetry, FailurePolicy
 from lockgate.engine.functions.side_outputs import OutputTag
+from lockgate.engine.functions.two_inputs import PerInput, SecondInput
+from lockgate.engine.graph.builder import GraphBuilder
 from lockgate.engine.graph.job_graph import (
     OperatorKind,
     OperatorNode,
@@ -15,17 +20,15 @@ from lockgate.engine.graph.job_graph import (
     side_output_problem,
 )
 from lockgate.engine.state.descriptors import MapStateDescriptor
+from lockgate.engine.windows.assigners import GlobalWindows
+from lockgate.engine.windows.triggers import CountTrigger, PurgingTrigger
 
 if TYPE_CHECKING:
-    from lockgate.engine.broadcast_stream import BroadcastConnectedStream, BroadcastStream
-    from lockgate.engine.connected_streams import ConnectedStreams
-    from lockgate.engine.environment import StreamEnvironment
     from lockgate.engine.functions.process import KeyedProcessFunction
     from lockgate.engine.io.sinks import Sink
     from lockgate.engine.state import AggregateFunction
     from lockgate.engine.time.watermarks import WatermarkStrategy
     from lockgate.engine.windows.assigners import WindowAssigner
-    from lockgate.engine.windows.windowed_stream import WindowedStream
 
 __all__ = ["DataStream", "DataStreamSink", "KeyedStream", "Producer"]
 
@@ -45,22 +48,33 @@ class DataStream(Generic[T]):
     """A stream of records produced by one or more operators (several after ``union``).
 
     Every transformation returns a new stream and adds one operator to the environment's job
-    graph; nothing runs until ``env.execute`` or ``env.start``. Each takes ``uid=`` (stable
-    identity of the operator and its state; give one to every stateful operator), ``name=``
-    (for humans, defaults to the uid) and ``parallelism=`` (defaults to the environment's).
+    graph (through the ``GraphBuilder`` its streams share); nothing runs until
+    ``env.execute`` or ``env.start``. Each takes ``uid=`` (stable identity of the operator
+    and its state; give one to every stateful operator), ``name=`` (for humans, defaults to
+    the uid) and ``parallelism=`` (defaults to the environment's).
     """
 
     def __init__(
         self,
-        env: StreamEnvironment,
+        builder: GraphBuilder,
         producers: tuple[Producer, ...],
         partitioning: Partitioning | None = None,
         key_selector: Callable[[Any], Any] | None = None,
     ) -> None:
-        self._env = env
+        self._builder = builder
         self._producers = producers
         self._partitioning = partitioning
         self._key_selector = key_selector
+
+    @property
+    def is_keyed(self) -> bool:
+        """Whether the stream is partitioned by key (``key_by``), so keyed state is available."""
+        return self._partitioning is Partitioning.HASH
+
+    @property
+    def key_selector(self) -> Callable[[Any], Any] | None:
+        """The function that reads each record's key, on a keyed stream; else ``None``."""
+        return self._key_selector
 
     def map(
         self,
@@ -208,15 +222,15 @@ class DataStream(Generic[T]):
                 operator (a union, a source, a partitioned or a side stream) or the
                 operator sends nothing to ``tag``.
         """
-        return DataStream(self._env, (self._side_producer(tag),))
+        return DataStream(self._builder, (self._side_producer(tag),))
 
     def key_by(self, key_selector: Callable[[T], K]) -> KeyedStream[T, K]:
         """Partition the stream by key: equal keys reach the same subtask and state."""
-        return KeyedStream(self._env, self._producers, Partitioning.HASH, key_selector)
+        return KeyedStream(self._builder, self._producers, Partitioning.HASH, key_selector)
 
     def rebalance(self) -> DataStream[T]:
         """Spread records round-robin over the next operator's subtasks."""
-        return DataStream(self._env, self._producers, Partitioning.REBALANCE)
+        return DataStream(self._builder, self._producers, Partitioning.REBALANCE)
 
     @overload
     def broadcast(self) -> DataStream[T]: ...
@@ -234,11 +248,9 @@ class DataStream(Generic[T]):
         Raises:
             GraphError: a descriptor is not a ``MapStateDescriptor``.
         """
-        stream: DataStream[T] = DataStream(self._env, self._producers, Partitioning.BROADCAST)
+        stream: DataStream[T] = DataStream(self._builder, self._producers, Partitioning.BROADCAST)
         if not descriptors:
             return stream
-        from lockgate.engine.broadcast_stream import BroadcastStream
-
         for descriptor in descriptors:
             if not isinstance(descriptor, MapStateDescriptor):
                 raise GraphError(
@@ -249,7 +261,7 @@ class DataStream(Generic[T]):
 
     def forward(self) -> DataStream[T]:
         """Send records to the next operator's subtask of the same index (same parallelism)."""
-        return DataStream(self._env, self._producers, Partitioning.FORWARD)
+        return DataStream(self._builder, self._producers, Partitioning.FORWARD)
 
     def window(
         self, assigner: WindowAssigner, *, timestamp: Callable[[T], float] | None = None
@@ -262,9 +274,7 @@ class DataStream(Generic[T]):
         Raises:
             GraphError: the stream is not keyed.
         """
-        from lockgate.engine.windows.windowed_stream import WindowedStream
-
-        if self._partitioning is not Partitioning.HASH:
+        if not self.is_keyed:
             raise GraphError(
                 f"window({assigner!r}) needs a keyed stream; call key_by() first, or use "
                 "window_all() for windows over the whole stream"
@@ -280,16 +290,11 @@ class DataStream(Generic[T]):
         refused), and its functions see the key ``None``. Prefer ``key_by().window()`` where
         a key exists: it spreads the work over subtasks.
         """
-        from lockgate.engine.windows.windowed_stream import WindowedStream
-
-        keyed = DataStream[T](self._env, self._producers, Partitioning.HASH, _no_key)
+        keyed = DataStream[T](self._builder, self._producers, Partitioning.HASH, _no_key)
         return WindowedStream(keyed, assigner, timestamp, single_subtask=True)
 
     def count_window(self, size: int) -> WindowedStream[T, Any]:
         """Per key, windows of ``size`` records each, emitted when full (Flink's countWindow)."""
-        from lockgate.engine.windows.assigners import GlobalWindows
-        from lockgate.engine.windows.triggers import CountTrigger, PurgingTrigger
-
         windowed = self.window(GlobalWindows.create())
         return windowed.trigger(PurgingTrigger.of(CountTrigger.of(size)))
 
@@ -305,10 +310,6 @@ class DataStream(Generic[T]):
         With a ``BroadcastStream`` (``stream.broadcast(descriptor)``), a
         ``BroadcastConnectedStream`` for a ``KeyedBroadcastProcessFunction``.
         """
-        # Imported here: those modules build on this one.
-        from lockgate.engine.broadcast_stream import BroadcastConnectedStream, BroadcastStream
-        from lockgate.engine.connected_streams import ConnectedStreams
-
         if isinstance(other, BroadcastStream):
             return BroadcastConnectedStream(self, other)
         return ConnectedStreams(self, other)
@@ -316,7 +317,7 @@ class DataStream(Generic[T]):
     def union(self, *others: DataStream[T]) -> DataStream[T]:
         """Merge this stream with others of the same type into one stream."""
         producers = self._producers + tuple(p for other in others for p in other._producers)
-        return DataStream(self._env, producers)
+        return DataStream(self._builder, producers)
 
     def sink_to(
         self,
@@ -327,7 +328,9 @@ class DataStream(Generic[T]):
         parallelism: int | None = None,
     ) -> DataStreamSink:
         """Write the stream to ``sink``; a job runs only streams that reach a sink."""
-        node = self._env._add_operator(OperatorKind.SINK, sink, uid, name, parallelism)
+        node = self._builder.add_operator(
+            OperatorKind.SINK, sink, uid=uid, name=name, parallelism=parallelism
+        )
         self._connect(node)
         return DataStreamSink(node)
 
@@ -339,11 +342,57 @@ class DataStream(Generic[T]):
         name: str | None,
         parallelism: int | None,
     ) -> DataStream[Any]:
-        node = self._env._add_operator(kind, fn, uid, name, parallelism)
+        return self._derive(kind, fn, uid=uid, name=name, parallelism=parallelism)
+
+    def _derive(
+        self,
+        kind: OperatorKind,
+        function: Any,
+        *,
+        uid: str | None = None,
+        name: str | None = None,
+        parallelism: int | None = None,
+        key_selector: Callable[[Any], Any] | None = None,
+        second: DataStream[Any] | None = None,
+    ) -> DataStream[Any]:
+        """Add an operator fed by this stream (and ``second``'s records as its second input).
+
+        The one way the API family adds an operator: ``ConnectedStreams``,
+        ``BroadcastConnectedStream`` and ``WindowedStream`` call it. A keyed operator reads
+        keys with ``key_selector``, or with this stream's.
+        """
+        node = self._builder.add_operator(
+            kind, function, uid=uid, name=name, parallelism=parallelism
+        )
         if kind.needs_keyed_input:
-            node.key_selector = self._key_selector
+            node.key_selector = key_selector or self._key_selector
         self._connect(node)
-        return DataStream(self._env, (Producer(node),))
+        if second is not None:
+            second._as_second_input_of(node)._connect(node)
+        return DataStream(self._builder, (Producer(node),))
+
+    def _as_second_input_of(self, target: OperatorNode) -> DataStream[SecondInput]:
+        """This stream through a map that marks its records as ``target``'s second input."""
+        # The map chains to this stream's operator (same parallelism, forward); the edge from
+        # it to the target keeps this stream's partitioning, its key read through the mark.
+        marked = DataStream[Any](self._builder, self._producers)._derive(
+            OperatorKind.MAP,
+            SecondInput,
+            uid=f"{target.uid}-second-input",
+            name=f"{target.name} second input",
+            parallelism=self._producers[0].node.parallelism,
+        )
+        key = self._key_selector
+        return DataStream(
+            self._builder,
+            marked._producers,
+            self._partitioning,
+            None if key is None else PerInput(key, key),
+        )
+
+    def _upstream_timestamp(self) -> Callable[[Any], float] | str:
+        """The timestamp assigner this stream's records were read with, or why there is none."""
+        return self._builder.upstream_timestamp(self._producers)
 
     def _connect(self, node: OperatorNode) -> None:
         for source, tag in self._producers:
@@ -352,7 +401,7 @@ class DataStream(Generic[T]):
                 if source.parallelism == node.parallelism
                 else Partitioning.REBALANCE
             )
-            self._env._connect(source, node, partitioning, self._key_selector, tag)
+            self._builder.connect(source, node, partitioning, self._key_selector, tag)
 
     def _side_producer(self, tag: OutputTag[Any]) -> Producer:
         uids = ", ".join(f"'{p.node.uid}'" for p in self._producers)

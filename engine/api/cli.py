@@ -28,8 +28,8 @@ from typing import Any
 import anyio
 import orjson
 
+from lockgate.engine.api.environment import StreamEnvironment
 from lockgate.engine.checkpointing.metadata import CheckpointMetadata
-from lockgate.engine.environment import StreamEnvironment
 from lockgate.engine.errors import EngineError
 from lockgate.engine.restore.compatibility import (
     OperatorMapping,

@@ -7,14 +7,13 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from lockgate.engine.errors import GraphError
 from lockgate.engine.functions.process import KeyedCoProcessFunction
-from lockgate.engine.functions.two_inputs import PerInput, SecondInput
-from lockgate.engine.graph.job_graph import OperatorKind, OperatorNode, Partitioning
-from lockgate.engine.stream import DataStream, Producer
+from lockgate.engine.functions.two_inputs import PerInput
+from lockgate.engine.graph.job_graph import OperatorKind
 
 if TYPE_CHECKING:
-    from lockgate.engine.environment import StreamEnvironment
+    from lockgate.engine.api.stream import DataStream
 
-__all__ = ["ConnectedStreams", "marked_second"]
+__all__ = ["ConnectedStreams"]
 
 T1 = TypeVar("T1")
 T2 = TypeVar("T2")
@@ -44,7 +43,7 @@ class ConnectedStreams(Generic[T1, T2]):
     @property
     def is_keyed(self) -> bool:
         """Whether both inputs are keyed, so that ``process`` may run on them."""
-        return all(s._partitioning is Partitioning.HASH for s in (self._first, self._second))
+        return self._first.is_keyed and self._second.is_keyed
 
     def key_by(self, key1: Callable[[T1], K], key2: Callable[[T2], K]) -> ConnectedStreams[T1, T2]:
         """Key the first input by ``key1`` and the second by ``key2`` (equal keys meet)."""
@@ -109,37 +108,18 @@ class ConnectedStreams(Generic[T1, T2]):
         parallelism: int | None,
     ) -> DataStream[Any]:
         first, second = self._first, self._second
-        env = first._env
-        node = env._add_operator(kind, fn, uid, name, parallelism)
-        if kind.needs_keyed_input:
-            assert first._key_selector is not None and second._key_selector is not None
-            node.key_selector = PerInput(first._key_selector, second._key_selector)
-        first._connect(node)
-        marked_second(env, second, node)._connect(node)
-        return DataStream(env, (Producer(node),))
+        keys = None
+        if first.key_selector is not None and second.key_selector is not None:
+            keys = PerInput(first.key_selector, second.key_selector)
+        return first._derive(
+            kind,
+            fn,
+            uid=uid,
+            name=name,
+            parallelism=parallelism,
+            key_selector=keys,
+            second=second,
+        )
 
     def __repr__(self) -> str:
         return f"<ConnectedStreams {self._first!r} and {self._second!r}>"
-
-
-def marked_second(
-    env: StreamEnvironment, second: DataStream[Any], target: OperatorNode
-) -> DataStream[SecondInput]:
-    """``second`` through a map that marks its records as ``target``'s second input."""
-    # The map chains to the second stream's operator (same parallelism, forward); the edge
-    # from it to the target keeps the second stream's partitioning, its key read through
-    # the mark.
-    marked = DataStream[Any](env, second._producers)._then(
-        OperatorKind.MAP,
-        SecondInput,
-        f"{target.uid}-second-input",
-        f"{target.name} second input",
-        second._producers[0].node.parallelism,
-    )
-    key = second._key_selector
-    return DataStream(
-        env,
-        marked._producers,
-        second._partitioning,
-        None if key is None else PerInput(key, key),
-    )

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from lockgate.engine.connected_streams import marked_second
 from lockgate.engine.errors import GraphError
 from lockgate.engine.functions.broadcast import BroadcastProcessSpec, KeyedBroadcastProcessFunction
-from lockgate.engine.graph.job_graph import OperatorKind, Partitioning
+from lockgate.engine.graph.job_graph import OperatorKind
 from lockgate.engine.state import MapStateDescriptor
-from lockgate.engine.stream import DataStream, Producer
+
+if TYPE_CHECKING:
+    from lockgate.engine.api.stream import DataStream
 
 __all__ = ["BroadcastConnectedStream", "BroadcastStream"]
 
@@ -71,19 +72,21 @@ class BroadcastConnectedStream(Generic[T, B]):
                 f"(process_element, process_broadcast_element); got {fn!r}"
             )
         keyed = self._keyed
-        if keyed._partitioning is not Partitioning.HASH:
+        if not keyed.is_keyed:
             raise GraphError(
                 f"{label} on a broadcast connected stream needs a keyed first stream; call "
                 "key_by() before connect() (non-keyed broadcast process functions are not "
                 "supported yet)"
             )
-        env = keyed._env
         spec = BroadcastProcessSpec(fn, self._broadcast.descriptors)
-        node = env._add_operator(OperatorKind.BROADCAST_PROCESS, spec, uid, name, parallelism)
-        node.key_selector = keyed._key_selector
-        keyed._connect(node)
-        marked_second(env, self._broadcast.stream, node)._connect(node)
-        return DataStream(env, (Producer(node),))
+        return keyed._derive(
+            OperatorKind.BROADCAST_PROCESS,
+            spec,
+            uid=uid,
+            name=name,
+            parallelism=parallelism,
+            second=self._broadcast.stream,
+        )
 
     def __repr__(self) -> str:
         return f"<BroadcastConnectedStream {self._keyed!r} and {self._broadcast!r}>"

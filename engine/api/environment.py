@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -10,11 +9,12 @@ from typing import Any, TypeVar
 
 import anyio
 
+from lockgate.engine.api.client import JobClient, JobResult
+from lockgate.engine.api.stream import DataStream, Producer
 from lockgate.engine.checkpointing.config import CheckpointConfig, CheckpointingMode
 from lockgate.engine.checkpointing.storage import CheckpointStorage, storage_for
-from lockgate.engine.client import JobClient, JobResult
-from lockgate.engine.functions.side_outputs import OutputTag
-from lockgate.engine.graph.job_graph import Edge, JobGraph, OperatorKind, OperatorNode, Partitioning
+from lockgate.engine.graph.builder import GraphBuilder
+from lockgate.engine.graph.job_graph import OperatorKind
 from lockgate.engine.graph.planning import ExecutionPlan, plan_job
 from lockgate.engine.io.sources import Source
 from lockgate.engine.restore.resolve import (
@@ -32,7 +32,6 @@ from lockgate.engine.savepoints.values import TypeCodec, ValueCodec
 from lockgate.engine.state import MemoryStateBackend, StateBackend
 from lockgate.engine.state.backends import state_backend_for
 from lockgate.engine.state.rocksdb.options import CompactionStyle
-from lockgate.engine.stream import DataStream, Producer
 from lockgate.engine.time.clock import Clock, SystemClock
 from lockgate.engine.time.watermarks import WatermarkStrategy
 
@@ -77,7 +76,7 @@ class StreamEnvironment:
         clock: Clock | None = None,
     ) -> None:
         _check_options(parallelism, max_parallelism, batch_size, channel_capacity)
-        self.parallelism = parallelism
+        self._builder = GraphBuilder(parallelism=parallelism, max_parallelism=max_parallelism)
         self.max_parallelism = max_parallelism
         self.batch_size = batch_size
         self.channel_capacity = channel_capacity
@@ -94,10 +93,17 @@ class StreamEnvironment:
         self.restart_strategy: RestartStrategy | None = None
         self.state_backend: StateBackend = MemoryStateBackend()
         self.incremental_checkpoints = False
-        self._graph = JobGraph(max_parallelism)
         self._savepoint_types: list[TypeCodec] = []
         self._savepoint_pickle = False
-        self._ids = itertools.count()
+
+    @property
+    def parallelism(self) -> int:
+        """The default number of subtasks of operators added from now on."""
+        return self._builder.parallelism
+
+    @parallelism.setter
+    def parallelism(self, parallelism: int) -> None:
+        self._builder.parallelism = parallelism
 
     def enable_checkpointing(  # noqa: PLR0913 - CheckpointConfig's options, all keyword-only
         self,
@@ -189,10 +195,8 @@ class StreamEnvironment:
           trigger spaces out the compactions that re-upload the state, and reads may look
           at that many files more.
 
-        ``bench/incremental.py`` measures them: with 1% of 1,000,000 keys changed per
-        checkpoint, ``compaction_style="universal", level0_compaction_trigger=8`` writes
-        0.07x the bytes of a full checkpoint on average, against 0.32x by default, for a
-        database 1.5x as large on average (2x at most).
+        ``bench/incremental.py`` measures what each choice writes (the benchmarks page of
+        the docs quotes it).
 
         Raises:
             ValueError: an unknown backend, an invalid or ``"fifo"`` compaction style, a
@@ -246,8 +250,10 @@ class StreamEnvironment:
         ``watermark_strategy`` reads each record's event time and generates watermarks in
         the source's subtasks (``assign_timestamps_and_watermarks`` chained to the source).
         """
-        node = self._add_operator(OperatorKind.SOURCE, source, uid, name, parallelism)
-        stream: DataStream[T] = DataStream(self, (Producer(node),))
+        node = self._builder.add_operator(
+            OperatorKind.SOURCE, source, uid=uid, name=name, parallelism=parallelism
+        )
+        stream: DataStream[T] = DataStream(self._builder, (Producer(node),))
         if watermark_strategy is None:
             return stream
         return stream.assign_timestamps_and_watermarks(
@@ -259,9 +265,10 @@ class StreamEnvironment:
 
     def plan(self) -> ExecutionPlan:
         """Validate the graph and return its plan: chains, edges and channels."""
-        self._graph.max_parallelism = self.max_parallelism
-        self._graph.requires_uids = self.checkpointing_enabled
-        return plan_job(self._graph)
+        graph = self._builder.graph
+        graph.max_parallelism = self.max_parallelism
+        graph.requires_uids = self.checkpointing_enabled
+        return plan_job(graph)
 
     async def execute(
         self,
@@ -363,46 +370,16 @@ class StreamEnvironment:
     def _savepoint_codec(self) -> ValueCodec:
         # The user's types first; then those the job's sources and sinks declare.
         types = {codec.cls: codec for codec in self._savepoint_types}
-        for node in self._graph.nodes:
+        for node in self._builder.graph.nodes:
             if node.kind in (OperatorKind.SOURCE, OperatorKind.SINK):
                 for codec in node.function.state_types():
                     types.setdefault(codec.cls, codec)
         return ValueCodec(types.values(), allow_pickle=self._savepoint_pickle)
 
-    def _add_operator(
-        self,
-        kind: OperatorKind,
-        function: Any,
-        uid: str | None,
-        name: str | None,
-        parallelism: int | None,
-    ) -> OperatorNode:
-        node_id = next(self._ids)
-        resolved = uid or f"{kind.value}-{node_id}"
-        node = OperatorNode(
-            node_id=node_id,
-            uid=resolved,
-            name=name or resolved,
-            kind=kind,
-            function=function,
-            parallelism=self.parallelism if parallelism is None else parallelism,
-            uid_is_explicit=uid is not None,
-        )
-        return self._graph.add(node)
-
-    def _connect(
-        self,
-        source: OperatorNode,
-        target: OperatorNode,
-        partitioning: Partitioning,
-        key_selector: Any,
-        tag: OutputTag[Any] | None = None,
-    ) -> None:
-        self._graph.connect(Edge(source, target, partitioning, key_selector, tag))
-
     def __repr__(self) -> str:
         return (
-            f"<StreamEnvironment parallelism={self.parallelism} operators={len(self._graph.nodes)}>"
+            f"<StreamEnvironment parallelism={self.parallelism} "
+            f"operators={len(self._builder.graph.nodes)}>"
         )
 
 
