@@ -33,10 +33,9 @@ needs none of them: ``PostgresSink`` (extra ``postgres``), ``RedisStreamSource``
 from importlib import import_module
 from typing import Any
 
-from lockgate.connectors.collect import CollectSink
 from lockgate.connectors.errors import ConnectorError
 from lockgate.connectors.files import FileSink, FileSource, RollingPolicy
-from lockgate.connectors.memory import CollectionSource, PrintSink
+from lockgate.connectors.memory import CollectionSource, CollectSink, PrintSink
 
 __all__ = [
     "CollectSink",
@@ -58,8 +57,8 @@ _EXTRAS = {
     "KafkaSink": "lockgate.connectors.kafka",
     "KafkaSource": "lockgate.connectors.kafka",
     "PostgresSink": "lockgate.connectors.postgres",
-    "RedisStreamSource": "lockgate.connectors.redis_streams",
-    "RedisStreamSink": "lockgate.connectors.redis_streams",
+    "RedisStreamSource": "lockgate.connectors.redis",
+    "RedisStreamSink": "lockgate.connectors.redis",
     "S3FileSink": "lockgate.connectors.s3",
 }
 

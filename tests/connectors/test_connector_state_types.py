@@ -14,8 +14,8 @@ import pytest
 from lockgate.connectors import FileSink
 from lockgate.connectors.files import FileTransaction
 from lockgate.connectors.kafka import KafkaRecord, KafkaSource
-from lockgate.connectors.postgres import PostgresSink, PostgresTransaction
-from lockgate.connectors.redis_streams import RedisStreamSource, StreamEntry
+from lockgate.connectors.postgres.sink import PostgresSink, PostgresTransaction
+from lockgate.connectors.redis import RedisStreamSource, StreamEntry
 from lockgate.connectors.s3 import S3FileSink, S3FileTransaction
 from lockgate.engine import Sink, Source
 from lockgate.engine.io.transactions import TransactionLog

@@ -9,7 +9,7 @@ import anyio
 import pytest
 
 from lockgate.connectors import CollectionSource, CollectSink, PrintSink
-from lockgate.connectors.collect import CollectTransaction
+from lockgate.connectors.memory import CollectTransaction
 from lockgate.engine import StreamEnvironment
 
 from .savepoint_jobs import Gate, stop_at_the_gate

@@ -14,7 +14,7 @@ import pytest
 
 from lockgate.connectors import CollectionSource
 from lockgate.connectors.errors import UnencodableRecord
-from lockgate.connectors.postgres import PostgresSink
+from lockgate.connectors.postgres.sink import PostgresSink
 from lockgate.engine import SinkContext, SinkWriter, StreamEnvironment, SystemClock
 
 from .postgres_tables import prepared

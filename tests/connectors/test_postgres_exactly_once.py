@@ -10,7 +10,7 @@ from typing import Any, Literal
 import pytest
 
 from lockgate.connectors import CollectionSource
-from lockgate.connectors.postgres import PostgresSink
+from lockgate.connectors.postgres.sink import PostgresSink
 from lockgate.engine import (
     JobError,
     RestartStrategy,

@@ -11,7 +11,7 @@ from typing import Any
 
 import anyio
 
-from lockgate.connectors.postgres import PostgresSink
+from lockgate.connectors.postgres.sink import PostgresSink
 from lockgate.engine import StreamEnvironment
 from tests.engine.savepoint_jobs import Topic, TopicSource
 

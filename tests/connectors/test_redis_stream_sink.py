@@ -10,7 +10,7 @@ import pytest
 from redis.asyncio import Redis
 
 from lockgate.connectors.errors import ConnectorError, UnencodableRecord
-from lockgate.connectors.redis_streams import RedisStreamSink, RedisStreamWriter, StreamEntry
+from lockgate.connectors.redis import RedisStreamSink, RedisStreamWriter, StreamEntry
 from lockgate.engine import SinkContext, SystemClock
 
 

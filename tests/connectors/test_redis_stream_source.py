@@ -14,7 +14,7 @@ import pytest
 from redis.asyncio import Redis
 
 from lockgate.connectors.errors import InvalidSplit, UndecodableInput
-from lockgate.connectors.redis_streams import RedisStreamSource, StreamEntry
+from lockgate.connectors.redis import RedisStreamSource, StreamEntry
 from lockgate.engine import SourceContext, SourceReader, SourceSplit, SystemClock
 from lockgate.engine.io.sources import assign_splits
 

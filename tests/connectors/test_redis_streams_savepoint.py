@@ -14,7 +14,7 @@ import pytest
 from redis.asyncio import Redis
 
 from lockgate.connectors import CollectSink
-from lockgate.connectors.redis_streams import RedisStreamSink, RedisStreamSource, StreamEntry
+from lockgate.connectors.redis import RedisStreamSink, RedisStreamSource, StreamEntry
 from lockgate.engine import StreamEnvironment
 
 from .savepoint_jobs import Progress

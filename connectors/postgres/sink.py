@@ -18,14 +18,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from lockgate.connectors.postgres_table import PostgresSinkMode, Row, _RowEncoder, _Table
-from lockgate.connectors.postgres_transactions import (
+from lockgate.connectors.postgres.table import PostgresSinkMode, Row, _RowEncoder, _Table
+from lockgate.connectors.postgres.transactions import (
     PostgresTransaction,
     _Epochs,
     _PreparedWriter,
     _SubtaskTransactions,
 )
-from lockgate.connectors.postgres_upsert import _UpsertWriter
+from lockgate.connectors.postgres.upsert import _UpsertWriter
 from lockgate.engine import TypeCodec
 from lockgate.engine.io.sinks import Sink, SinkContext, SinkWriter
 

@@ -38,7 +38,7 @@ from typing import Any, Literal, TypeVar
 from urllib.parse import quote
 
 from lockgate.connectors.errors import ConnectorError
-from lockgate.connectors.postgres_connection import (
+from lockgate.connectors.postgres.connection import (
     _close,
     _connect,
     _connected,
@@ -46,7 +46,7 @@ from lockgate.connectors.postgres_connection import (
     _roll_back_open,
     asyncpg,
 )
-from lockgate.connectors.postgres_table import Row, _RowEncoder
+from lockgate.connectors.postgres.table import Row, _RowEncoder
 from lockgate.engine.io.sinks import SinkContext, TwoPhaseCommitSink, TwoPhaseCommitWriter
 from lockgate.engine.io.transactions import TransactionLog
 

@@ -11,7 +11,7 @@ from typing import Any, NamedTuple, TypeVar, overload
 import anyio
 
 from lockgate.connectors.errors import ConnectorError, InputNotFound, InvalidSplit
-from lockgate.connectors.kafka_client import (
+from lockgate.connectors.kafka.client import (
     _REQUEST_TIMEOUT_S,
     AIOKafkaConsumer,
     TopicPartition,

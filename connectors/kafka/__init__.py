@@ -7,13 +7,13 @@
 Needs the ``kafka`` extra (``pip install 'lockgate[kafka]'``), which brings aiokafka.
 """
 
-from lockgate.connectors.kafka_sink import (
+from lockgate.connectors.kafka.sink import (
     KafkaSink,
     KafkaWriter,
     KafkaWriterStatistics,
     encode_value,
 )
-from lockgate.connectors.kafka_source import KafkaRecord, KafkaSource
+from lockgate.connectors.kafka.source import KafkaRecord, KafkaSource
 
 __all__ = [
     "KafkaRecord",

@@ -14,7 +14,7 @@ import orjson
 from lockgate.connectors.errors import (
     ConnectorError,
 )
-from lockgate.connectors.file_parts import (
+from lockgate.connectors.files.parts import (
     FileTransaction,
     PartFiles,
     PartName,
@@ -23,7 +23,7 @@ from lockgate.connectors.file_parts import (
     fsync_directory,
     listed,
 )
-from lockgate.connectors.file_source import StrPath
+from lockgate.connectors.files.source import StrPath
 from lockgate.engine import TypeCodec
 from lockgate.engine.io.sinks import SinkContext, TwoPhaseCommitSink, TwoPhaseCommitWriter
 

@@ -16,7 +16,7 @@ from redis.backoff import NoBackoff
 from redis.commands.core import AsyncScript
 
 from lockgate.connectors.errors import ConnectorError, UnencodableRecord
-from lockgate.connectors.redis_stream_source import StreamEntry
+from lockgate.connectors.redis.source import StreamEntry
 from lockgate.engine.io.sinks import Sink, SinkContext, SinkWriter
 
 __all__ = ["RedisStreamSink", "RedisStreamWriter", "RedisStreamWriterStatistics"]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
-from lockgate.connectors.postgres_connection import _close, _connect, _connected, _Connection
-from lockgate.connectors.postgres_table import Row, _RowEncoder, _Table
+from lockgate.connectors.postgres.connection import _close, _connect, _connected, _Connection
+from lockgate.connectors.postgres.table import Row, _RowEncoder, _Table
 from lockgate.engine.io.sinks import SinkWriter
 
 __all__: list[str] = []

@@ -17,13 +17,13 @@ from typing import Any, Generic, TypeVar
 import orjson
 
 from lockgate.connectors.errors import ConnectorError, UnencodableRecord
-from lockgate.connectors.kafka_client import (
+from lockgate.connectors.kafka.client import (
     _REQUEST_TIMEOUT_S,
     AIOKafkaProducer,
     KafkaError,
     _started,
 )
-from lockgate.connectors.kafka_source import KafkaRecord
+from lockgate.connectors.kafka.source import KafkaRecord
 from lockgate.engine.io.sinks import Sink, SinkContext, SinkWriter
 
 __all__ = ["KafkaSink", "KafkaWriter", "KafkaWriterStatistics", "encode_value"]

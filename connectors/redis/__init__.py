@@ -7,12 +7,12 @@
 Needs the ``redis`` extra (``pip install 'lockgate[redis]'``), which brings ``redis.asyncio``.
 """
 
-from lockgate.connectors.redis_stream_sink import (
+from lockgate.connectors.redis.sink import (
     RedisStreamSink,
     RedisStreamWriter,
     RedisStreamWriterStatistics,
 )
-from lockgate.connectors.redis_stream_source import RedisStreamSource, StreamEntry, decode_entry
+from lockgate.connectors.redis.source import RedisStreamSource, StreamEntry, decode_entry
 
 __all__ = [
     "RedisStreamSink",
