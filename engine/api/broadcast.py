@@ -30,6 +30,12 @@ class BroadcastStream(Generic[B]):
     def __init__(
         self, stream: DataStream[B], descriptors: tuple[MapStateDescriptor[Any, Any], ...]
     ) -> None:
+        for descriptor in descriptors:
+            if not isinstance(descriptor, MapStateDescriptor):
+                raise GraphError(
+                    f"broadcast() takes MapStateDescriptors (the broadcast states); got "
+                    f"{descriptor!r}"
+                )
         self.stream = stream
         self.descriptors = descriptors
 

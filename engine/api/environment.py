@@ -10,10 +10,10 @@ from typing import Any, TypeVar
 import anyio
 
 from lockgate.engine.api.client import JobClient, JobResult
-from lockgate.engine.api.stream import DataStream, Producer
+from lockgate.engine.api.stream import DataStream
 from lockgate.engine.checkpointing.config import CheckpointConfig, CheckpointingMode
 from lockgate.engine.checkpointing.storage import CheckpointStorage, storage_for
-from lockgate.engine.graph.builder import GraphBuilder
+from lockgate.engine.graph.builder import GraphBuilder, Producer
 from lockgate.engine.graph.job_graph import OperatorKind
 from lockgate.engine.graph.planning import ExecutionPlan, plan_job
 from lockgate.engine.io.sources import Source

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable
-from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 from lockgate.engine.api.broadcast import BroadcastConnectedStream, BroadcastStream
 from lockgate.engine.api.connected import ConnectedStreams
@@ -12,13 +12,8 @@ from lockgate.engine.errors import GraphError
 from lockgate.engine.functions.async_io import AsyncMapSpec, AsyncRetry, FailurePolicy
 from lockgate.engine.functions.side_outputs import OutputTag
 from lockgate.engine.functions.two_inputs import PerInput, SecondInput
-from lockgate.engine.graph.builder import GraphBuilder
-from lockgate.engine.graph.job_graph import (
-    OperatorKind,
-    OperatorNode,
-    Partitioning,
-    side_output_problem,
-)
+from lockgate.engine.graph.builder import GraphBuilder, Producer
+from lockgate.engine.graph.job_graph import OperatorKind, OperatorNode, Partitioning
 from lockgate.engine.state.descriptors import MapStateDescriptor
 from lockgate.engine.windows.assigners import GlobalWindows
 from lockgate.engine.windows.triggers import CountTrigger, PurgingTrigger
@@ -30,18 +25,11 @@ if TYPE_CHECKING:
     from lockgate.engine.time.watermarks import WatermarkStrategy
     from lockgate.engine.windows.assigners import WindowAssigner
 
-__all__ = ["DataStream", "DataStreamSink", "KeyedStream", "Producer"]
+__all__ = ["DataStream", "DataStreamSink", "KeyedStream"]
 
 T = TypeVar("T")
 R = TypeVar("R")
 K = TypeVar("K")
-
-
-class Producer(NamedTuple):
-    """An operator whose output a stream carries: its main output, or its side output ``tag``."""
-
-    node: OperatorNode
-    tag: OutputTag[Any] | None = None
 
 
 class DataStream(Generic[T]):
@@ -85,7 +73,7 @@ class DataStream(Generic[T]):
         parallelism: int | None = None,
     ) -> DataStream[R]:
         """Emit ``fn(record)`` for each record."""
-        return self._then(OperatorKind.MAP, fn, uid, name, parallelism)
+        return self._derive(OperatorKind.MAP, fn, uid, name, parallelism)
 
     def filter(
         self,
@@ -96,7 +84,7 @@ class DataStream(Generic[T]):
         parallelism: int | None = None,
     ) -> DataStream[T]:
         """Keep the records for which ``predicate`` is true."""
-        return self._then(OperatorKind.FILTER, predicate, uid, name, parallelism)
+        return self._derive(OperatorKind.FILTER, predicate, uid, name, parallelism)
 
     def flat_map(
         self,
@@ -107,7 +95,7 @@ class DataStream(Generic[T]):
         parallelism: int | None = None,
     ) -> DataStream[R]:
         """Emit every record of the iterable ``fn(record)`` returns."""
-        return self._then(OperatorKind.FLAT_MAP, fn, uid, name, parallelism)
+        return self._derive(OperatorKind.FLAT_MAP, fn, uid, name, parallelism)
 
     def reduce(
         self,
@@ -118,7 +106,7 @@ class DataStream(Generic[T]):
         parallelism: int | None = None,
     ) -> DataStream[T]:
         """Per key, emit the running ``fn(previous, record)`` (needs a keyed stream)."""
-        return self._then(OperatorKind.REDUCE, fn, uid, name, parallelism)
+        return self._derive(OperatorKind.REDUCE, fn, uid, name, parallelism)
 
     def aggregate(
         self,
@@ -135,7 +123,7 @@ class DataStream(Generic[T]):
         savepoints and rescaling carry it); after each record ``fn.get_result`` is emitted.
         ``add`` may change the accumulator in place: a snapshot never sees the change.
         """
-        return self._then(OperatorKind.AGGREGATE, fn, uid, name, parallelism)
+        return self._derive(OperatorKind.AGGREGATE, fn, uid, name, parallelism)
 
     def process(
         self,
@@ -146,7 +134,7 @@ class DataStream(Generic[T]):
         parallelism: int | None = None,
     ) -> DataStream[R]:
         """Run a ``KeyedProcessFunction`` over each record with its per-key state."""
-        return self._then(OperatorKind.PROCESS, fn, uid, name, parallelism)
+        return self._derive(OperatorKind.PROCESS, fn, uid, name, parallelism)
 
     def async_map(  # noqa: PLR0913 - DESIGN.md's option set, all keyword-only
         self,
@@ -189,7 +177,7 @@ class DataStream(Generic[T]):
             on_failure=on_failure,
             rate_limit=rate_limit,
         )
-        return self._then(OperatorKind.ASYNC_MAP, spec, uid, name, parallelism)
+        return self._derive(OperatorKind.ASYNC_MAP, spec, uid, name, parallelism)
 
     def assign_timestamps_and_watermarks(
         self,
@@ -208,7 +196,7 @@ class DataStream(Generic[T]):
         Raises:
             GraphError: naming the uid, when ``strategy`` has no timestamp assigner.
         """
-        return self._then(OperatorKind.TIMESTAMPS, strategy, uid, name, parallelism)
+        return self._derive(OperatorKind.TIMESTAMPS, strategy, uid, name, parallelism)
 
     def side_output(self, tag: OutputTag[R]) -> DataStream[R]:
         """The records the operator producing this stream sent to side output ``tag``.
@@ -222,7 +210,10 @@ class DataStream(Generic[T]):
                 operator (a union, a source, a partitioned or a side stream) or the
                 operator sends nothing to ``tag``.
         """
-        return DataStream(self._builder, (self._side_producer(tag),))
+        side = self._builder.side_producer(
+            self._producers, tag, partitioned=self._partitioning is not None
+        )
+        return DataStream(self._builder, (side,))
 
     def key_by(self, key_selector: Callable[[T], K]) -> KeyedStream[T, K]:
         """Partition the stream by key: equal keys reach the same subtask and state."""
@@ -249,15 +240,7 @@ class DataStream(Generic[T]):
             GraphError: a descriptor is not a ``MapStateDescriptor``.
         """
         stream: DataStream[T] = DataStream(self._builder, self._producers, Partitioning.BROADCAST)
-        if not descriptors:
-            return stream
-        for descriptor in descriptors:
-            if not isinstance(descriptor, MapStateDescriptor):
-                raise GraphError(
-                    f"broadcast() takes MapStateDescriptors (the broadcast states); got "
-                    f"{descriptor!r}"
-                )
-        return BroadcastStream(stream, descriptors)
+        return BroadcastStream(stream, descriptors) if descriptors else stream
 
     def forward(self) -> DataStream[T]:
         """Send records to the next operator's subtask of the same index (same parallelism)."""
@@ -334,24 +317,14 @@ class DataStream(Generic[T]):
         self._connect(node)
         return DataStreamSink(node)
 
-    def _then(
-        self,
-        kind: OperatorKind,
-        fn: Any,
-        uid: str | None,
-        name: str | None,
-        parallelism: int | None,
-    ) -> DataStream[Any]:
-        return self._derive(kind, fn, uid=uid, name=name, parallelism=parallelism)
-
     def _derive(
         self,
         kind: OperatorKind,
         function: Any,
-        *,
         uid: str | None = None,
         name: str | None = None,
         parallelism: int | None = None,
+        *,
         key_selector: Callable[[Any], Any] | None = None,
         second: DataStream[Any] | None = None,
     ) -> DataStream[Any]:
@@ -373,62 +346,17 @@ class DataStream(Generic[T]):
 
     def _as_second_input_of(self, target: OperatorNode) -> DataStream[SecondInput]:
         """This stream through a map that marks its records as ``target``'s second input."""
-        # The map chains to this stream's operator (same parallelism, forward); the edge from
-        # it to the target keeps this stream's partitioning, its key read through the mark.
-        marked = DataStream[Any](self._builder, self._producers)._derive(
-            OperatorKind.MAP,
-            SecondInput,
-            uid=f"{target.uid}-second-input",
-            name=f"{target.name} second input",
-            parallelism=self._producers[0].node.parallelism,
-        )
+        marker = self._builder.add_second_input_marker(target, self._producers)
         key = self._key_selector
-        return DataStream(
-            self._builder,
-            marked._producers,
-            self._partitioning,
-            None if key is None else PerInput(key, key),
-        )
+        keys = None if key is None else PerInput(key, key)
+        return DataStream(self._builder, (marker,), self._partitioning, keys)
 
     def _upstream_timestamp(self) -> Callable[[Any], float] | str:
         """The timestamp assigner this stream's records were read with, or why there is none."""
         return self._builder.upstream_timestamp(self._producers)
 
     def _connect(self, node: OperatorNode) -> None:
-        for source, tag in self._producers:
-            partitioning = self._partitioning or (
-                Partitioning.FORWARD
-                if source.parallelism == node.parallelism
-                else Partitioning.REBALANCE
-            )
-            self._builder.connect(source, node, partitioning, self._key_selector, tag)
-
-    def _side_producer(self, tag: OutputTag[Any]) -> Producer:
-        uids = ", ".join(f"'{p.node.uid}'" for p in self._producers)
-        if not isinstance(tag, OutputTag):
-            raise GraphError(f"side_output() of {uids} needs an OutputTag; got {tag!r}")
-        if len(self._producers) != 1:
-            raise GraphError(
-                f"side_output({tag!r}) needs the stream of one operator; got a union of {uids}; "
-                "call side_output() on each stream before union()"
-            )
-        node, own_tag = self._producers[0]
-        if own_tag is not None:
-            raise GraphError(
-                f"side_output({tag!r}) of operator '{node.uid}': this stream is its side output "
-                f"{own_tag!r}, which has no side outputs; call side_output() on the stream the "
-                "operator's method returned"
-            )
-        if self._partitioning is not None:
-            raise GraphError(
-                f"side_output({tag!r}) of operator '{node.uid}' needs the stream the operator's "
-                "method returned; call side_output() on it before key_by(), rebalance(), "
-                "broadcast() or forward()"
-            )
-        problem = side_output_problem(node, tag)
-        if problem is not None:
-            raise GraphError(problem)
-        return Producer(node, tag)
+        self._builder.connect_all(self._producers, node, self._partitioning, self._key_selector)
 
     def __repr__(self) -> str:
         uids = ", ".join(

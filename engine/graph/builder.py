@@ -9,14 +9,30 @@ the environment.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, NamedTuple
 
+from lockgate.engine.errors import GraphError
 from lockgate.engine.functions.side_outputs import OutputTag
+from lockgate.engine.functions.two_inputs import SecondInput
 from lockgate.engine.graph.event_time import upstream_timestamp
-from lockgate.engine.graph.job_graph import Edge, JobGraph, OperatorKind, OperatorNode, Partitioning
+from lockgate.engine.graph.job_graph import (
+    Edge,
+    JobGraph,
+    OperatorKind,
+    OperatorNode,
+    Partitioning,
+    side_output_problem,
+)
 
-__all__ = ["GraphBuilder"]
+__all__ = ["GraphBuilder", "Producer"]
+
+
+class Producer(NamedTuple):
+    """An operator whose output a stream carries: its main output, or its side output ``tag``."""
+
+    node: OperatorNode
+    tag: OutputTag[Any] | None = None
 
 
 class GraphBuilder:
@@ -65,6 +81,57 @@ class GraphBuilder:
         """Add the edge from ``source`` (its side output ``tag``, if given) to ``target``."""
         self.graph.connect(Edge(source, target, partitioning, key_selector, tag))
 
+    def connect_all(
+        self,
+        producers: Iterable[Producer],
+        target: OperatorNode,
+        partitioning: Partitioning | None,
+        key_selector: Callable[[Any], Any] | None,
+    ) -> None:
+        """Connect every producer to ``target``; with no partitioning, forward where possible.
+
+        An edge without a partitioning forwards between equal parallelisms (so the two
+        operators chain) and rebalances between different ones.
+        """
+        for source, tag in producers:
+            kind = partitioning or (
+                Partitioning.FORWARD
+                if source.parallelism == target.parallelism
+                else Partitioning.REBALANCE
+            )
+            self.connect(source, target, kind, key_selector, tag)
+
+    def add_second_input_marker(
+        self, target: OperatorNode, producers: Sequence[Producer]
+    ) -> Producer:
+        """Add the map that marks the records of ``producers`` as ``target``'s second input."""
+        # The map chains to the producers' operator (same parallelism, forward); the edge
+        # from it to the target keeps the second stream's partitioning, its key read through
+        # the mark.
+        marker = self.add_operator(
+            OperatorKind.MAP,
+            SecondInput,
+            uid=f"{target.uid}-second-input",
+            name=f"{target.name} second input",
+            parallelism=producers[0].node.parallelism,
+        )
+        self.connect_all(producers, marker, None, None)
+        return Producer(marker)
+
+    def side_producer(
+        self, producers: Sequence[Producer], tag: OutputTag[Any], *, partitioned: bool
+    ) -> Producer:
+        """The side output ``tag`` of the one operator whose main output ``producers`` is.
+
+        Raises:
+            GraphError: naming the uid, when the stream is not the main, unpartitioned
+                output of one operator that may send records to ``tag``.
+        """
+        problem = _side_stream_problem(producers, tag, partitioned=partitioned)
+        if problem is not None:
+            raise GraphError(problem)
+        return Producer(producers[0].node, tag)
+
     def upstream_timestamp(
         self, inputs: Iterable[tuple[OperatorNode, OutputTag[Any] | None]]
     ) -> Callable[[Any], float] | str:
@@ -73,3 +140,30 @@ class GraphBuilder:
 
     def __repr__(self) -> str:
         return f"<GraphBuilder operators={len(self.graph.nodes)} parallelism={self.parallelism}>"
+
+
+def _side_stream_problem(
+    producers: Sequence[Producer], tag: object, *, partitioned: bool
+) -> str | None:
+    uids = ", ".join(f"'{p.node.uid}'" for p in producers)
+    if not isinstance(tag, OutputTag):
+        return f"side_output() of {uids} needs an OutputTag; got {tag!r}"
+    if len(producers) != 1:
+        return (
+            f"side_output({tag!r}) needs the stream of one operator; got a union of {uids}; "
+            "call side_output() on each stream before union()"
+        )
+    node, own_tag = producers[0]
+    if own_tag is not None:
+        return (
+            f"side_output({tag!r}) of operator '{node.uid}': this stream is its side output "
+            f"{own_tag!r}, which has no side outputs; call side_output() on the stream the "
+            "operator's method returned"
+        )
+    if partitioned:
+        return (
+            f"side_output({tag!r}) of operator '{node.uid}' needs the stream the operator's "
+            "method returned; call side_output() on it before key_by(), rebalance(), "
+            "broadcast() or forward()"
+        )
+    return side_output_problem(node, tag)
