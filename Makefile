@@ -1,6 +1,7 @@
 # Two commands set up everything on a fresh machine:
 #   make run   creates .venv, installs lockgate, runs the word-count example end to end
-#   make test  installs what the tests need, starts their services, runs tests, ruff and mypy
+#   make test  installs what the tests need, starts their services, runs tests, ruff, mypy and
+#              builds the documentation (make docs)
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
@@ -8,7 +9,7 @@ BIN := $(VENV)/bin
 UV := $(BIN)/uv
 PACKAGES := engine actors connectors
 
-.PHONY: run test install install-dev install-examples lint typecheck pytest bench clean
+.PHONY: run test install install-dev install-examples lint typecheck pytest docs bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +36,12 @@ run: install
 typecheck: install-dev .typecheck/lockgate
 	$(BIN)/mypy -p lockgate.engine -p lockgate.actors -p lockgate.connectors
 
+# The documentation, into build/site: --strict fails on any warning (a broken link or anchor,
+# a missing snippet file, a reference to a name the docstrings do not have). The reference is
+# read from the same tree of symlinks as mypy's.
+docs: install-dev .typecheck/lockgate
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir build/site
+
 lint: install-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -50,6 +57,7 @@ test: install-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(MAKE) --no-print-directory typecheck
+	$(MAKE) --no-print-directory docs
 
 bench: install-examples
 	$(BIN)/python bench/keyed_sum.py

@@ -17,7 +17,7 @@ Ts = TypeVarTuple("Ts")
 def run(main: Callable[[Unpack[Ts]], Awaitable[T]], *args: *Ts) -> T:
     """Run ``main(*args)`` in a new event loop, on uvloop when it is installed.
 
-    ``lockgate.engine.api.run(env.execute, "job")`` is the synchronous way to run a job; inside a
+    ``lockgate.engine.run(env.execute, "job")`` is the synchronous way to run a job; inside a
     service that already has a loop, ``await env.execute("job")`` instead.
     """
     uvloop = importlib.util.find_spec("uvloop") is not None
