@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from .postgres_tables import new_table
+from tests.connectors.postgres.tables import new_table
 
 
 @pytest.fixture

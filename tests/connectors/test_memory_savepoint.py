@@ -11,8 +11,7 @@ import pytest
 from lockgate.connectors import CollectionSource, CollectSink, PrintSink
 from lockgate.connectors.memory import CollectTransaction
 from lockgate.engine import StreamEnvironment
-
-from .savepoint_jobs import Gate, stop_at_the_gate
+from tests.connectors.savepoint_jobs import Gate, stop_at_the_gate
 
 N = 1_000
 

@@ -17,9 +17,8 @@ from botocore.session import get_session
 
 from lockgate.connectors.s3 import S3FileSink
 from lockgate.engine import StreamEnvironment
-from tests.engine.savepoint_jobs import Topic, TopicSource
-
-from .savepoint_jobs import Progress
+from tests.connectors.savepoint_jobs import Progress
+from tests.engine.jobs.savepoints import Topic, TopicSource
 
 OPTIONS = {"region_name": "us-east-1", "aws_access_key_id": "x", "aws_secret_access_key": "x"}
 FIRST, MORE = 600, 400

@@ -17,7 +17,7 @@ from typing import Any, NoReturn
 
 import pytest
 
-from .pages import DOCS, ROOT
+from tests.docs.pages import DOCS, ROOT
 
 PAGE = DOCS / "reference" / "cli.md"
 HEADING = re.compile(r"^## `(?P<command>lockgate[\w ]*)`$")

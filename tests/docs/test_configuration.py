@@ -26,8 +26,7 @@ from lockgate.engine import (
     StreamEnvironment,
 )
 from lockgate.engine.state import StateTtlConfig
-
-from .pages import DOCS
+from tests.docs.pages import DOCS
 
 PAGE = DOCS / "reference" / "configuration.md"
 

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pytest
 
-from .pages import ROOT, Block, blocks, page_name, pages
+from tests.docs.pages import ROOT, Block, blocks, page_name, pages
 
 NOT_RUN = {
     # Each needs something the tests cannot give it. Keep this short.

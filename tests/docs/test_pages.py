@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from .pages import DOCS, ROOT, blocks, page_name, pages
-from .test_guides import run_page
+from tests.docs.pages import DOCS, ROOT, blocks, page_name, pages
+from tests.docs.test_guides import run_page
 
 README = ROOT / "README.md"
 BENCHMARKS = DOCS / "benchmarks.md"

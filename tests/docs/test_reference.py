@@ -22,7 +22,7 @@ import griffe
 import pytest
 import yaml
 
-from .pages import DOCS, ROOT, page_name
+from tests.docs.pages import DOCS, ROOT, page_name
 
 PUBLIC_PACKAGES = ("lockgate.engine", "lockgate.connectors", "lockgate.actors")
 DIRECTIVE_TARGETS = {

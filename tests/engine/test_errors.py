@@ -7,8 +7,7 @@ import pytest
 
 from lockgate.connectors import CollectionSource, CollectSink
 from lockgate.engine import JobStatus, OperatorError, SinkContext, StreamEnvironment
-
-from .jobs import CallbackSink, EndlessSource
+from tests.engine.jobs.basic import CallbackSink, EndlessSource
 
 
 def explode_at(bad: int) -> Any:

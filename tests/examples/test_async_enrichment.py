@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .test_examples import load
+from tests.examples.test_examples import load
 
 
 async def test_every_event_is_enriched_or_set_aside_and_committed_exactly_once(

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from .test_examples import load
+from tests.examples.test_examples import load
 
 
 async def test_sessions_match_a_plain_loop_and_only_the_far_late_clicks_are_set_aside() -> None:

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from .test_examples import load
+from tests.examples.test_examples import load
 
 
 async def test_every_order_is_enriched_once_with_its_customers_profile() -> None:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from .test_examples import load
+from tests.examples.test_examples import load
 
 
 async def test_window_counts_match_a_plain_count_and_only_the_offline_views_are_late() -> None:

@@ -20,9 +20,9 @@ from lockgate.engine.checkpointing.storage import storage_for
 from lockgate.engine.checkpointing.storage.s3 import S3CheckpointStorage
 from lockgate.engine.errors import CheckpointStorageError, UnsupportedCheckpointStorage
 from lockgate.engine.io.s3_client import split_s3_url
-from tests.engine.checkpoint_jobs import Gate, GatedSource
 from tests.engine.checkpointing.test_storage import *  # noqa: F403 - every shared behaviour
 from tests.engine.checkpointing.test_storage import JOB, Backend, checkpoint
+from tests.engine.jobs.checkpoints import Gate, GatedSource
 
 CREDENTIALS = {"aws_access_key_id": "lockgate", "aws_secret_access_key": "lockgate"}
 OPTIONS = {"region_name": "us-east-1", **CREDENTIALS}

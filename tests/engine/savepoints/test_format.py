@@ -22,8 +22,7 @@ from lockgate.engine.savepoints.format import (
     is_savepoint_state,
 )
 from lockgate.engine.savepoints.values import ValueCodec
-
-from .test_values import Point, TouchesMarker
+from tests.engine.savepoints.test_values import Point, TouchesMarker
 
 SNAPSHOT = OperatorSnapshot(
     "sums",

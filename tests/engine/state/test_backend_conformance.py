@@ -25,9 +25,8 @@ from lockgate.engine.state import (
 )
 from lockgate.engine.state.key_groups import key_group_for
 from lockgate.engine.testing import ManualClock
-
-from .backends import BACKENDS, Stores
-from .states import MAX_PARALLELISM, Average, EveryState, flat, flat_groups
+from tests.engine.state.backends import BACKENDS, Stores
+from tests.engine.state.states import MAX_PARALLELISM, Average, EveryState, flat, flat_groups
 
 VALUE = ValueStateDescriptor[int]("value")
 LIST = ListStateDescriptor[int]("list")

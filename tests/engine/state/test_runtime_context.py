@@ -22,8 +22,7 @@ from lockgate.engine.state import (
     ValueStateDescriptor,
 )
 from lockgate.engine.time.clock import ManualClock
-
-from .states import Average
+from tests.engine.state.states import Average
 
 
 def context() -> RuntimeContext:

@@ -14,8 +14,7 @@ from lockgate.engine.state import (
     ValueStateDescriptor,
 )
 from lockgate.engine.time.clock import ManualClock
-
-from .states import Average
+from tests.engine.state.states import Average
 
 TTL = StateTtlConfig(10.0)
 ON_READ = StateTtlConfig(10.0, update_type="on_read_and_write")
