@@ -1,28 +1,9 @@
 """Sources and sinks for lockgate jobs.
 
-Each connector states its delivery guarantee in its docstring:
-
-| Connector           | Kind   | Guarantee                                                  |
-|---------------------|--------|------------------------------------------------------------|
-| `CollectionSource`  | source | replayable by index: exactly-once reads on restore         |
-| `FileSource`        | source | replayable by byte offset: exactly-once reads on restore   |
-| `RedisStreamSource` | source | replayable by entry id: exactly-once reads on restore      |
-| `KafkaSource`       | source | replayable by offset: exactly-once reads on restore        |
-| `CollectSink`       | sink   | exactly-once: two-phase commit when checkpoints complete   |
-| `FileSink`          | sink   | exactly-once: part files published by two-phase commit     |
-| `PostgresSink`      | sink   | exactly-once: PREPARE TRANSACTION, COMMIT PREPARED;        |
-|                     |        | or effectively-once upserts (mode="upsert")                |
-| `S3FileSink`        | sink   | exactly-once: multipart uploads completed on commit        |
-| `RedisStreamSink`   | sink   | effectively-once: replayed records are recognised and      |
-|                     |        | skipped (idempotent appends, visible at once)              |
-| `KafkaSink`         | sink   | at-least-once: broker acks awaited before each checkpoint  |
-|                     |        | completes (Kafka transactions are not used: the Tansu test |
-|                     |        | broker does not isolate them, so exactly-once is unproven) |
-| `PrintSink`         | sink   | standard output, for debugging: at-least-once              |
-
-A replayable source rewinds to the positions of the restored checkpoint, so each record
-is reflected once in the job's state; end-to-end exactly-once output also needs a
-transactional (two-phase-commit) or idempotent sink.
+Each connector states its delivery guarantee in its docstring; the connectors guide of the
+docs (``docs/guides/connectors.md``) holds the one table of them all. A replayable source
+rewinds to the positions of the restored checkpoint; end-to-end exactly-once output also
+needs a transactional (two-phase-commit) or idempotent sink.
 
 Connectors backed by an extra are imported on first use, so ``import lockgate.connectors``
 needs none of them: ``PostgresSink`` (extra ``postgres``), ``RedisStreamSource`` and

@@ -13,12 +13,13 @@ class GilHandoff:
     """Counts checkpoint calls in worker threads; while any runs, subtasks lend the GIL.
 
     A busy subtask releases the GIL for a moment after every batch while the count is
-    above zero. Why: a worker thread doing file I/O needs the GIL back after every system call, and
-    CPython hands it over from a thread that keeps running Python only every switch interval
-    (5 ms). While the event loop processes records, one checkpoint's writes then take
-    hundreds of milliseconds and thousands of GIL hand-offs, which cost the loop about a
-    tenth of its throughput (measured by bench/checkpoints.py). ``time.sleep(0)`` after a
-    batch (a few hundred microseconds of work) lets a waiting thread through at once.
+    above zero. Why: a worker thread doing file I/O needs the GIL back after every system
+    call, and CPython hands it over from a thread that keeps running Python only every
+    switch interval (``sys.getswitchinterval()``). While the event loop processes records,
+    one checkpoint's writes then wait for thousands of hand-offs, which cost the loop a
+    share of its throughput (``bench/checkpoints.py --sections overhead``; the figures are on
+    the benchmarks page of the docs). ``time.sleep(0)`` after a batch lets a waiting thread
+    through at once.
     """
 
     __slots__ = ("active",)

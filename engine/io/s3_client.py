@@ -102,7 +102,7 @@ class S3Connection:
         self._options = {"endpoint_url": self.endpoint_url, **client_options}
         self._options.setdefault("config", _default_config(self.endpoint_url))
         if (self.endpoint_url or "").startswith("http://"):
-            # No TLS to verify: skip loading the CA bundle, 30-80 ms for every client.
+            # No TLS to verify: skip loading the CA bundle, which every new client would pay for.
             self._options.setdefault("verify", False)
         self._session: Any = None
         self._lock: anyio.Lock | None = None
@@ -191,7 +191,7 @@ async def list_keys(client: S3Client, bucket: str, prefix: str) -> list[str]:
 
 @functools.cache
 def _service_models() -> Any:
-    # botocore parses S3's service model once per loader, 100-250 ms: share one loader.
+    # botocore parses S3's service model once per loader, a slow parse: share one loader.
     return AioSession().get_component("data_loader")
 
 

@@ -61,7 +61,7 @@ class _Handoff:
     """How an idle worker is handed its next record.
 
     An asyncio future, not an ``anyio.Event``: creating an Event looks up the running async
-    library each time, which cost ~3 us of loop time per record (lockgate runs on asyncio).
+    library each time, a cost paid on the loop for every record (lockgate runs on asyncio).
     """
 
     __slots__ = ("_future",)
