@@ -23,6 +23,7 @@ from lockgate.engine.checkpointing.decider import (
 from lockgate.engine.checkpointing.gil_handoff import HANDOFF
 from lockgate.engine.checkpointing.messages import (
     AcknowledgeCheckpoint,
+    AttemptDeployed,
     CheckpointFailureReason,
     DeclineCheckpoint,
     EndSourceInput,
@@ -51,9 +52,13 @@ from lockgate.engine.time.clock import Clock
 __all__ = ["CheckpointCoordinator", "CoordinatorSetup"]
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class CoordinatorSetup:
-    """Everything the coordinator of one job attempt works with."""
+    """Everything the coordinator of one job attempt works with, fixed when it is built.
+
+    The attempt's subtasks come later, in ``AttemptDeployed``; the id of the next checkpoint
+    is the coordinator's (``CheckpointCoordinator.next_checkpoint_id``).
+    """
 
     job_name: str
     config: CheckpointConfig
@@ -64,9 +69,7 @@ class CoordinatorSetup:
     max_parallelism: int
     operator_parallelism: Mapping[str, int]
     registry: SharedStateRegistry = field(default_factory=SharedStateRegistry)
-    subtasks: dict[SubtaskId, ActorRef[Any]] = field(default_factory=dict)
-    sources: frozenset[SubtaskId] = frozenset()
-    next_checkpoint_id: int = 1
+    first_checkpoint_id: int = 1
 
 
 class CheckpointCoordinator(Actor[Any]):
@@ -86,8 +89,10 @@ class CheckpointCoordinator(Actor[Any]):
     def __init__(self, setup: CoordinatorSetup) -> None:
         self.setup = setup
         self._decider = CheckpointDecider(
-            setup.config, job_name=setup.job_name, next_checkpoint_id=setup.next_checkpoint_id
+            setup.config, job_name=setup.job_name, next_checkpoint_id=setup.first_checkpoint_id
         )
+        self._subtasks: Mapping[SubtaskId, ActorRef[Any]] = {}
+        self._sources: frozenset[SubtaskId] = frozenset()
         self._pending: dict[int, PendingCheckpoint] = {}
         self._timeouts: dict[int, anyio.CancelScope] = {}
         self._tickets: dict[int, list[CheckpointTicket]] = {}
@@ -100,11 +105,20 @@ class CheckpointCoordinator(Actor[Any]):
         """Handle protocol messages; trigger periodic checkpoints in the background."""
         await run_with_group(self._run_in)
 
+    @property
+    def next_checkpoint_id(self) -> int:
+        """The id the next checkpoint of the job gets (the next attempt starts from it)."""
+        return self._decider.next_checkpoint_id
+
     async def _run_in(self, group: TaskGroup) -> None:
         self._group = group
-        if self._decider.periodic_interval is not None:
-            group.start_soon(self._trigger_periodically)
         await super().run()
+
+    def _on_deployed(self, deployed: AttemptDeployed) -> None:
+        self._subtasks, self._sources = deployed.subtasks, deployed.sources
+        if self._decider.periodic_interval is not None:
+            assert self._group is not None, "the coordinator runs"
+            self._group.start_soon(self._trigger_periodically)
 
     async def on_stop(self) -> None:
         """Abort the checkpoints that can no longer complete, deleting what they wrote."""
@@ -122,6 +136,8 @@ class CheckpointCoordinator(Actor[Any]):
     async def on_control(self, message: Any) -> Any:
         """Dispatch one protocol message."""
         match message:
+            case AttemptDeployed():
+                self._on_deployed(message)
             case AcknowledgeCheckpoint():
                 await self._on_acknowledge(message)
             case DeclineCheckpoint():
@@ -148,16 +164,15 @@ class CheckpointCoordinator(Actor[Any]):
 
     def _start(self, start: StartCheckpoint) -> int:
         setup, checkpoint_id = self.setup, start.checkpoint_id
-        setup.next_checkpoint_id = self._decider.next_checkpoint_id
         self._options[checkpoint_id] = options = self._placed(start.options, checkpoint_id)
         now = setup.clock.now()
         self._pending[checkpoint_id] = PendingCheckpoint(
-            checkpoint_id, now, setup.subtasks, setup.operator_parallelism
+            checkpoint_id, now, self._subtasks, setup.operator_parallelism
         )
         setup.statistics.on_triggered(checkpoint_id, now)
         message = TriggerCheckpoint(checkpoint_id, now, options)
-        for subtask in self._decider.trigger_targets(setup.sources):
-            setup.subtasks[subtask].tell_control(message)
+        for subtask in self._decider.trigger_targets(self._sources):
+            self._subtasks[subtask].tell_control(message)
         if start.final:  # a drain's tickets wait for the final snapshot
             self._tickets[checkpoint_id], self._stop_tickets = self._stop_tickets, []
         assert self._group is not None
@@ -188,8 +203,8 @@ class CheckpointCoordinator(Actor[Any]):
     def _drain(self) -> CheckpointTicket:
         ticket = CheckpointTicket(-1)  # the id is known once every input ended
         self._stop_tickets.append(ticket)
-        for source in self.setup.sources:
-            self.setup.subtasks[source].tell_control(EndSourceInput())
+        for source in self._sources:
+            self._subtasks[source].tell_control(EndSourceInput())
         return ticket
 
     def _placed(self, options: SnapshotOptions, checkpoint_id: int) -> SnapshotOptions:
@@ -325,7 +340,7 @@ class CheckpointCoordinator(Actor[Any]):
                 self._start(final)
 
     def _on_finished(self, subtask: SubtaskId) -> None:
-        subtask_count = len(self.setup.subtasks)
+        subtask_count = len(self._subtasks)
         final = self._decider.on_finished(subtask, subtask_count=subtask_count)
         self._trigger_missed(subtask)
         if final is not None:
@@ -334,21 +349,21 @@ class CheckpointCoordinator(Actor[Any]):
     def _trigger_missed(self, subtask: SubtaskId) -> None:
         for pending in self._decider.missed_barriers(subtask, self._pending.values()):
             options = self._options.get(pending.checkpoint_id, CHECKPOINT)
-            self.setup.subtasks[subtask].tell_control(
+            self._subtasks[subtask].tell_control(
                 TriggerCheckpoint(pending.checkpoint_id, pending.trigger_time, options)
             )
 
     def _describe(self, subtask: SubtaskId) -> str:
-        ref = self.setup.subtasks.get(subtask)
+        ref = self._subtasks.get(subtask)
         return f"subtask {ref.name}" if ref is not None else f"subtask {subtask}"
 
     def _notify(self, message: Any) -> None:
-        for ref in self.setup.subtasks.values():
+        for ref in self._subtasks.values():
             if ref.is_alive:
                 ref.tell_control(message)
 
     def _stop_job(self) -> None:
-        for ref in self.setup.subtasks.values():
+        for ref in self._subtasks.values():
             ref.stop()
         self.context.ref.stop()
 

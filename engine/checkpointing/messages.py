@@ -7,13 +7,16 @@ They travel on control inboxes, never on data channels; only ``CheckpointBarrier
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from lockgate.actors import ActorRef
 from lockgate.engine.events import CHECKPOINT, SnapshotOptions
 
 __all__ = [
     "AcknowledgeCheckpoint",
+    "AttemptDeployed",
     "CheckpointFailureReason",
     "DeclineCheckpoint",
     "EndSourceInput",
@@ -188,3 +191,15 @@ class SubtaskFinished:
 
     subtask: SubtaskId
     details: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptDeployed:
+    """Job master -> coordinator: the subtasks of the attempt are spawned; these are they.
+
+    The first message a coordinator handles; it triggers no checkpoint before it, so that
+    every checkpoint reaches every source of the attempt.
+    """
+
+    subtasks: Mapping[SubtaskId, ActorRef[Any]]
+    sources: frozenset[SubtaskId]

@@ -12,6 +12,7 @@ from lockgate.actors import ActorCrashed, ActorSystem, single_error
 from lockgate.engine.checkpointing.completed import CompletedCheckpoint, CompletedCheckpointStore
 from lockgate.engine.checkpointing.config import CheckpointConfig
 from lockgate.engine.checkpointing.coordinator import CheckpointCoordinator, CoordinatorSetup
+from lockgate.engine.checkpointing.messages import AttemptDeployed
 from lockgate.engine.checkpointing.requests import CheckpointRequest, CheckpointTicket
 from lockgate.engine.checkpointing.shared_registry import SharedStateRegistry
 from lockgate.engine.checkpointing.statistics import CheckpointStatistics
@@ -76,7 +77,7 @@ class JobMaster:
         self._deployment: Deployment | None = None
         self._system: ActorSystem | None = None
         self._coordinator: Any = None
-        self._setup: CoordinatorSetup | None = None
+        self._coordinator_actor: CheckpointCoordinator | None = None
         self._coordinator_ready = anyio.Event()
         self._ended = False
         self._cancelled = False
@@ -157,8 +158,8 @@ class JobMaster:
             self._system = None
             self._coordinator = None
             self._coordinator_ready = anyio.Event()
-            if self._setup is not None:
-                self._next_checkpoint_id = self._setup.next_checkpoint_id
+            if self._coordinator_actor is not None:
+                self._next_checkpoint_id = self._coordinator_actor.next_checkpoint_id
         if failure is not None:
             raise failure
         return not self._cancelled
@@ -179,8 +180,8 @@ class JobMaster:
         )
 
     def _deploy(self, system: ActorSystem, restored: dict[str, Any]) -> None:
-        setup = self._coordinator_setup()
-        self._coordinator = system.spawn(CheckpointCoordinator(setup), name="coordinator")
+        coordinator = self._coordinator_actor = CheckpointCoordinator(self._coordinator_setup())
+        self._coordinator = system.spawn(coordinator, name="coordinator")
         self._coordinator_ready.set()
         attempt = Attempt(
             self.name,
@@ -192,17 +193,21 @@ class JobMaster:
             savepoint_codec=self.settings.savepoint_codec,
         )
         self._deployment = deploy(self.plan, self.options, attempt)
-        for subtask, doorbell in self._deployment.subtasks:
-            ref = system.spawn(subtask, name=subtask.display_name, doorbell=doorbell)
-            setup.subtasks[subtask.settings.subtask_id] = ref
-        setup.sources = frozenset(
+        subtasks = {
+            subtask.settings.subtask_id: system.spawn(
+                subtask, name=subtask.display_name, doorbell=doorbell
+            )
+            for subtask, doorbell in self._deployment.subtasks
+        }
+        sources = frozenset(
             subtask.settings.subtask_id
             for subtask, _ in self._deployment.subtasks
             if subtask.settings.chain.head.kind is OperatorKind.SOURCE
         )
+        self._coordinator.tell_control(AttemptDeployed(subtasks, sources))
 
     def _coordinator_setup(self) -> CoordinatorSetup:
-        setup = CoordinatorSetup(
+        return CoordinatorSetup(
             job_name=self.name,
             config=self.settings.checkpoints,
             storage=self.settings.storage,
@@ -211,11 +216,9 @@ class JobMaster:
             clock=self.options.clock,
             max_parallelism=self.options.max_parallelism,
             operator_parallelism={node.uid: node.parallelism for node in self.plan.graph},
-            next_checkpoint_id=self._next_checkpoint_id,
+            first_checkpoint_id=self._next_checkpoint_id,
             registry=self.registry,
         )
-        self._setup = setup
-        return setup
 
 
 def _claimed(restore: RestoreSettings) -> CompletedCheckpoint:

@@ -143,7 +143,7 @@ class SubtaskActor(Actor[Any]):
         await run_with_group(self._run_in)
 
     async def _run_in(self, group: TaskGroup) -> None:
-        self.snapshots.group = group
+        self.snapshots.start(group)
         self.head.start(group)
         self.pipeline.start(group, self.context.doorbell)
         if self._generators and self.head.reads_nothing:

@@ -10,7 +10,7 @@ snapshot is held until the input channel state is complete.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from anyio.abc import TaskGroup
 
@@ -45,7 +45,11 @@ class SubtaskSnapshots:
     tail: Tail
     checkpointer: SubtaskCheckpointer
     emit_ready: Callable[[], Awaitable[None]]
-    group: TaskGroup | None = None
+    _task_group: TaskGroup | None = field(default=None, init=False)
+
+    def start(self, group: TaskGroup) -> None:
+        """Run the asynchronous part of every snapshot (encoding, writing) in ``group``."""
+        self._task_group = group
 
     async def trigger(self, trigger: TriggerCheckpoint) -> None:
         """Snapshot a source, or a subtask whose input ended: no channel state to wait for."""
@@ -112,5 +116,5 @@ class SubtaskSnapshots:
         )
 
     def _group(self) -> TaskGroup:
-        assert self.group is not None, "a snapshot before the subtask runs"
-        return self.group
+        assert self._task_group is not None, "a snapshot before the subtask runs"
+        return self._task_group
