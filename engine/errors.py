@@ -6,7 +6,9 @@ EngineError
 │                              record flows
 ├── JobError                   a running job failed
 │   ├── OperatorError          a user function raised; names the operator uid and subtask,
-│   │                          the user's exception is __cause__
+│   │   │                      the user's exception is __cause__
+│   │   └── KeySelectorError   a keyed operator's key selector raised (or gave an unhashable
+│   │                          key) where records are sent to it
 │   └── CheckpointError        a checkpoint failed (its id and CheckpointFailureReason); raised
 │                              by trigger_checkpoint(), and fails the job past tolerable_failures
 ├── CheckpointStorageError     a checkpoint cannot be written, found or read
@@ -44,6 +46,7 @@ __all__ = [
     "GraphError",
     "IncompatibleState",
     "JobError",
+    "KeySelectorError",
     "OperatorError",
     "RestoreError",
     "SavepointEncodingError",
@@ -83,6 +86,31 @@ class OperatorError(JobError):
             f"operator '{uid}' (subtask {subtask_index + 1}/{parallelism}) failed: {error!r}"
         )
         self.uid = uid
+        self.subtask_index = subtask_index
+        self.parallelism = parallelism
+
+
+class KeySelectorError(OperatorError):
+    """A keyed operator's key selector raised, or returned a key that cannot be hashed.
+
+    Key selectors run where records are sent, in the subtasks of the operator upstream, so
+    ``uid`` names the keyed operator whose selector failed and ``upstream``,
+    ``subtask_index`` and ``parallelism`` the subtask that was sending; the original
+    exception is ``__cause__``.
+    """
+
+    def __init__(
+        self, uid: str, upstream: str, subtask_index: int, parallelism: int, error: BaseException
+    ) -> None:
+        JobError.__init__(
+            self,
+            f"the key selector of operator '{uid}' failed on a record sent by '{upstream}' "
+            f"(subtask {subtask_index + 1}/{parallelism}): {error!r}; the function given to "
+            "key_by() must return a key (str, bytes, int, float, bool, None or a tuple of "
+            "them) for every record",
+        )
+        self.uid = uid
+        self.upstream = upstream
         self.subtask_index = subtask_index
         self.parallelism = parallelism
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from lockgate.actors import ActorRef, Channel, Doorbell
@@ -11,6 +12,7 @@ from lockgate.engine.checkpointing.channel_state import ChannelId
 from lockgate.engine.checkpointing.config import CheckpointingMode
 from lockgate.engine.checkpointing.snapshots import SINK_STATE, SPLITS_STATE, OperatorSnapshot
 from lockgate.engine.checkpointing.storage import CheckpointStorage
+from lockgate.engine.errors import KeySelectorError
 from lockgate.engine.events import ChannelItem, item_size
 from lockgate.engine.functions.side_outputs import SideOutputCollector
 from lockgate.engine.graph.job_graph import OperatorKind, OperatorNode, Partitioning
@@ -292,7 +294,16 @@ class _SubtaskBuilder:
             return ForwardPartitioner()
         if edge.partitioning is Partitioning.HASH:
             assert edge.key_selector is not None
-            return KeyGroupPartitioner(edge.key_selector, self.options.max_parallelism)
+            failure = partial(
+                KeySelectorError,
+                edge.downstream.head.uid,
+                edge.upstream.operators[-1].uid,
+                index,
+                edge.upstream.parallelism,
+            )
+            return KeyGroupPartitioner(
+                edge.key_selector, self.options.max_parallelism, on_failure=failure
+            )
         if edge.partitioning is Partitioning.BROADCAST:
             return BroadcastPartitioner()
         return RebalancePartitioner(start=index)

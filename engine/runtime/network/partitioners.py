@@ -72,17 +72,24 @@ class KeyGroupPartitioner(Partitioner):
     key's hash is computed once while it stays hot.
     """
 
-    def __init__(self, key_selector: Callable[[Any], Any], max_parallelism: int) -> None:
+    def __init__(
+        self,
+        key_selector: Callable[[Any], Any],
+        max_parallelism: int,
+        *,
+        on_failure: Callable[[BaseException], Exception] | None = None,
+    ) -> None:
         self._key_selector = key_selector
         self._max_parallelism = max_parallelism
         self._routes: dict[Any, int] = {}
+        self._on_failure = on_failure
 
     def route(self, records: list[Any], buffers: list[list[Any]]) -> None:
         """Append each record to the buffer of the subtask owning its key group."""
         key_of = self._key_selector
         routes = self._routes
         appenders = [buffer.append for buffer in buffers]
-        key = None
+        record = None
         try:
             for record in records:
                 key = key_of(record)
@@ -90,9 +97,19 @@ class KeyGroupPartitioner(Partitioner):
                 if target is None:
                     target = self._learn(key, len(buffers))
                 appenders[target](record)
-        except TypeError:
-            stable_hash(key)  # an unhashable key fails here with a message saying what to do
-            raise
+        except Exception as error:
+            cause = self._cause(record, error)
+            if self._on_failure is None:
+                raise cause from None
+            raise self._on_failure(cause) from cause
+
+    def _cause(self, record: Any, error: Exception) -> Exception:
+        """The key selector's own error, or the one saying why its key cannot be hashed."""
+        try:
+            stable_hash(self._key_selector(record))
+        except Exception as cause:
+            return cause
+        return error
 
     def _learn(self, key: Any, parallelism: int) -> int:
         if len(self._routes) >= _ROUTE_CACHE_LIMIT:

@@ -58,9 +58,7 @@ def test_connect_all_keeps_a_partitioning_it_is_given() -> None:
     assert (edge.partitioning, edge.key_selector) == (Partitioning.HASH, abs)
 
 
-def test_the_second_input_marker_chains_to_the_second_stream_named_after_the_target() -> (
-    None
-):
+def test_the_second_input_marker_chains_to_the_second_stream_named_after_the_target() -> None:
     graph = builder()
     second = graph.add_operator(OperatorKind.SOURCE, object(), uid="rules", parallelism=1)
     target = graph.add_operator(OperatorKind.CO_PROCESS, object(), uid="join")

@@ -44,7 +44,7 @@ KEYS = [
 
 HASH_KEYS_SCRIPT = """
 import ast, json, sys
-from lockgate.engine.runtime.network.partitioners import key_group_for, stable_hash
+from lockgate.engine.state.key_groups import key_group_for, stable_hash
 keys = ast.literal_eval(sys.argv[1])
 print(json.dumps({
     "stable": [[stable_hash(k), key_group_for(k, 128)] for k in keys],
