@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from itertools import islice
 from typing import Any
 
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot
@@ -49,7 +51,12 @@ class FilterOperator(Operator):
 
 
 class FlatMapOperator(Operator):
-    """Emits every element of the iterable ``fn(record)`` returns."""
+    """Emits every element of the iterable ``fn(record)`` returns.
+
+    ``chunks`` takes a lazy iterable (a generator) only as fast as its chunks are sent on,
+    so what one record fans out to never has to fit in memory at once (Flink's Collector
+    blocks the same way); a list or tuple the function built is taken whole.
+    """
 
     def process_batch(self, records: list[Any]) -> list[Any]:
         """Concatenate the function's results."""
@@ -59,6 +66,22 @@ class FlatMapOperator(Operator):
         for record in records:
             extend(fn(record))
         return out
+
+    def chunks(self, records: list[Any], limit: int) -> Iterator[list[Any]]:
+        """Yield the function's results in order, in lists of about ``limit`` records."""
+        out: list[Any] = []
+        fn = self.function
+        for record in records:
+            result = fn(record)
+            if type(result) is list or type(result) is tuple:
+                out.extend(result)
+            else:
+                yield from _fill(out, iter(result), limit)
+            if len(out) >= limit:
+                yield out
+                out = []
+        if out:
+            yield out
 
 
 class ProcessOperator(Operator):
@@ -155,3 +178,13 @@ class ProcessOperator(Operator):
             self._fn.close()
         finally:
             super().close()
+
+
+def _fill(out: list[Any], items: Iterator[Any], limit: int) -> Iterator[list[Any]]:
+    """Add ``items`` to ``out``, yielding ``out`` each time it holds ``limit`` (then empty)."""
+    while True:
+        out.extend(islice(items, limit - len(out)))
+        if len(out) < limit:
+            return
+        yield out.copy()
+        out.clear()

@@ -286,6 +286,8 @@ class SubtaskActor(Actor[Any]):
             self.context.doorbell, self.settings.clock, room_in=channel, deadline=deadline
         )
         self._rung_while_sending = True
+        if self.pipeline.is_mid_batch:  # a snapshot now would lose the rest of the batch
+            return
         await self._act_on_priority_input()
         await self._take_overtaking_triggers()
 

@@ -25,13 +25,21 @@ from lockgate.actors import Doorbell
 from lockgate.engine.events import Watermark, WatermarkStatus
 from lockgate.engine.runtime.async_io.operator import AsyncWaitOperator
 from lockgate.engine.runtime.operators.base import Operator
-from lockgate.engine.runtime.operators.basic import ProcessOperator
+from lockgate.engine.runtime.operators.basic import FlatMapOperator, ProcessOperator
 from lockgate.engine.runtime.operators.scope import OperatorScope
 from lockgate.engine.runtime.operators.timestamps import TimestampsOperator
 from lockgate.engine.runtime.subtask.tails import Tail
 from lockgate.engine.time.clock import Clock
 
-__all__ = ["OperatorPipeline", "Stage"]
+__all__ = ["FAN_OUT_CHUNK", "OperatorPipeline", "Stage"]
+
+FAN_OUT_CHUNK = 8192
+"""A flat_map whose output for one batch passes this many records sends it on in chunks.
+
+Below it a batch is processed whole before anything is sent, as for every other operator;
+above it, memory stays bounded whatever one record fans out to, and an unaligned barrier
+waits until the batch is done (a snapshot cannot be taken in the middle of a record).
+"""
 
 Stage = tuple[Operator, OperatorScope]
 """A chained operator, and the scope that names it in errors."""
@@ -61,8 +69,15 @@ class OperatorPipeline:
         self.timed = [
             (index, op) for index, op in enumerate(operators) if isinstance(op, ProcessOperator)
         ]
+        self._streaming = {i for i, op in enumerate(operators) if isinstance(op, FlatMapOperator)}
         self._side = operators[-1].side_outputs if operators else None
         self._watermark = -math.inf  # the newest watermark the chain's head delivered
+        self._mid_batch = 0
+
+    @property
+    def is_mid_batch(self) -> bool:
+        """Whether a batch is being sent on in chunks: no snapshot may be taken now."""
+        return self._mid_batch > 0
 
     def start(self, group: TaskGroup, doorbell: Doorbell) -> None:
         """Start the async operators' calls and the watermark timer in ``group``."""
@@ -83,6 +98,9 @@ class OperatorPipeline:
 
     async def process(self, records: list[Any]) -> None:
         """Run a batch from the head through every operator to the tail."""
+        if self._streaming:
+            await self._process_from(0, records)
+            return
         for operator, scope in self.stages:
             with scope:
                 records = operator.process_batch(records)
@@ -167,12 +185,46 @@ class OperatorPipeline:
             await self._write([])
 
     async def _process_from(self, start: int, records: list[Any]) -> None:
-        for operator, scope in self.stages[start:]:
+        for position in range(start, len(self.stages)):
+            if position in self._streaming:
+                await self._stream_from(position, records)
+                return
+            operator, scope = self.stages[position]
             with scope:
                 records = operator.process_batch(records)
             if not records:
                 break
         await self._write(records)
+
+    async def _stream_from(self, position: int, records: list[Any]) -> None:
+        operator, scope = self.stages[position]
+        assert isinstance(operator, FlatMapOperator)
+        chunks = operator.chunks(records, FAN_OUT_CHUNK)
+        with scope:
+            first = next(chunks, None)
+        with scope:
+            second = None if first is None else next(chunks, None)
+        if second is None:  # the whole batch fits in one chunk: sent as any other batch
+            if first is not None:
+                await self._process_from(position + 1, first)
+            return
+        self._mid_batch += 1
+        try:
+            await self._send_chunks(position, scope, chunks, [first, second])
+        finally:
+            self._mid_batch -= 1
+
+    async def _send_chunks(
+        self, position: int, scope: OperatorScope, chunks: Any, ready: list[Any]
+    ) -> None:
+        for chunk in ready:
+            await self._process_from(position + 1, chunk)
+        while True:
+            with scope:
+                chunk = next(chunks, None)
+            if chunk is None:
+                return
+            await self._process_from(position + 1, chunk)
 
     async def _write(self, records: list[Any]) -> None:
         if self._side is not None:
