@@ -28,6 +28,7 @@ from lockgate.engine.functions.timers import TimeDomain
 from lockgate.engine.state import MapStateDescriptor
 from lockgate.engine.windows.assigners import TimeWindow, Window, window_of
 from lockgate.engine.windows.functions import WindowContext
+from lockgate.engine.windows.lateness import cleanup_time
 from lockgate.engine.windows.spec import WindowFunctionKind, WindowSpec
 from lockgate.engine.windows.triggers import EventTimeTrigger, ProcessingTimeTrigger
 
@@ -84,10 +85,10 @@ class WindowRunner(KeyedProcessFunction[Any, Any, Any]):
         watermark = ctx.current_watermark()
         out: list[Any] = []
         placed = False
-        merges, lateness = self._merges, self.lateness
+        merges = self._merges
         for assigned in self._assign(time):
             window = self._merged(assigned, ctx) if merges else assigned
-            if timestamp and window.max_timestamp + lateness <= watermark:
+            if timestamp and self._cleanup_time(window) <= watermark:
                 continue  # its cleanup passed: the window is gone
             placed = True
             new = self._add(window, value, ctx) or merges
@@ -138,8 +139,9 @@ class WindowRunner(KeyedProcessFunction[Any, Any, Any]):
         return self._fire(window, ctx) if seen >= count else []
 
     def _cleanup_time(self, window: Window) -> float:
-        if self.event_time:
-            return window.max_timestamp + self.lateness
+        # Flink's cleanupTime: in event time, the end - 1 + lateness of its milliseconds.
+        if self.event_time and isinstance(window, TimeWindow):
+            return cleanup_time(window.end, self.lateness)
         return window.max_timestamp
 
     def _add(self, window: Window, value: Any, ctx: ProcessContext[Any]) -> bool:
