@@ -26,6 +26,7 @@ from lockgate.engine.functions.process import (
 )
 from lockgate.engine.functions.timers import TimeDomain
 from lockgate.engine.state import MapStateDescriptor
+from lockgate.engine.time.event_time import event_time_of
 from lockgate.engine.windows.assigners import TimeWindow, Window, window_of
 from lockgate.engine.windows.functions import WindowContext
 from lockgate.engine.windows.lateness import cleanup_time
@@ -79,9 +80,17 @@ class WindowRunner(KeyedProcessFunction[Any, Any, Any]):
         self._owned.clear()
 
     def process_element(self, value: Any, ctx: ProcessContext[Any]) -> list[Any]:
-        """Add ``value`` to each of its windows that is not late; fire those that are due."""
+        """Add ``value`` to each of its windows that is not late; fire those that are due.
+
+        Raises:
+            ValueError: naming the record, when its event time is not a finite number.
+        """
         timestamp = self._timestamp
-        time = timestamp(value) if timestamp else ctx.timer_service().current_processing_time()
+        time = (
+            event_time_of(timestamp, value)
+            if timestamp
+            else ctx.timer_service().current_processing_time()
+        )
         watermark = ctx.current_watermark()
         out: list[Any] = []
         placed = False
