@@ -12,6 +12,7 @@ from __future__ import annotations
 import enum
 import heapq
 import itertools
+import math
 from collections.abc import Callable, Iterator, MutableMapping
 from typing import Any
 
@@ -43,7 +44,8 @@ class TimerQueue:
     ``table`` (key -> sorted timestamps, in keyed state) is the truth: checkpoints take it,
     and a queue built on a restored table finds every timer again. A heap orders them by
     timestamp; a timer deleted from the table is skipped when the heap reaches it. A key
-    has at most one timer per timestamp.
+    has at most one timer per timestamp, and no timer is at NaN (it would compare false with
+    every time, and the heap would stop firing the timers behind it).
     """
 
     __slots__ = ("_heap", "_order", "_table")
@@ -59,7 +61,16 @@ class TimerQueue:
         heapq.heapify(self._heap)
 
     def register(self, key: Any, timestamp: float) -> None:
-        """Add a timer for ``key`` at ``timestamp`` (a second one there is ignored)."""
+        """Add a timer for ``key`` at ``timestamp`` (a second one there is ignored).
+
+        Raises:
+            ValueError: for a NaN ``timestamp``, which the heap could not order.
+        """
+        if math.isnan(timestamp):
+            raise ValueError(
+                f"a timer for key {key!r} at NaN would never fire and would hold back every "
+                "later timer; register timers at a number (inf fires at the end of input)"
+            )
         timestamps = self._table.get(key, ())
         if timestamp in timestamps:
             return
@@ -127,7 +138,8 @@ class TimerService:
     timestamp (one registered at or below the current watermark fires with the next
     watermark); a processing-time timer fires once the job's clock does. Either calls the
     function's ``on_timer(timestamp, ctx)`` under the timer's key. A key has at most one
-    timer per timestamp and domain. Timers are part of checkpoints and savepoints.
+    timer per timestamp and domain; a timer at NaN is refused with ``ValueError``. Timers
+    are part of checkpoints and savepoints.
     """
 
     __slots__ = ("_clock", "_store", "_timers", "_watermark")

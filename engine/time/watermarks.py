@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any, TypeAlias
 
 from lockgate.engine.events import Watermark, WatermarkStatus
+from lockgate.engine.time.event_time import event_times_of
 
 __all__ = [
     "MAX_WATERMARK",
@@ -37,9 +38,10 @@ class WatermarkStrategy:
     """How a stream's records tell their event time, and how late they may come.
 
     A record's event time is ``timestamp_assigner(record)`` (seconds, or any unit the job
-    uses throughout). The watermark trails the newest event time seen by
-    ``max_out_of_orderness``: a record may come that much earlier than the newest one and
-    still be on time; the watermark declares that no record at or below it follows.
+    uses throughout), a finite number: NaN or an infinity fails the operator reading it.
+    The watermark trails the newest event time seen by ``max_out_of_orderness``: a record
+    may come that much earlier than the newest one and still be on time; the watermark
+    declares that no record at or below it follows.
     Watermarks leave a subtask at most every ``auto_watermark_interval`` seconds of the
     job's clock (an environment option, as in Flink); the end of a bounded stream advances
     the watermark to infinity. With ``idle_timeout``, a subtask that read nothing for that
@@ -131,8 +133,12 @@ class WatermarkGenerator:
         self.idle = False
 
     def on_records(self, records: Sequence[Any], now: float) -> None:
-        """Take the event times of a batch of records read at ``now``."""
-        newest = max(map(self._assigner, records), default=_NO_TIME)
+        """Take the event times of a batch of records read at ``now``.
+
+        Raises:
+            ValueError: naming the record, for an event time that is not finite.
+        """
+        newest = max(event_times_of(self._assigner, records), default=_NO_TIME)
         if newest > self._newest:
             self._newest = newest
         if records:

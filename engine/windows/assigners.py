@@ -99,7 +99,7 @@ class WindowAssigner:
     merges: bool = False
 
     def assign_windows(self, time: float) -> list[Window]:
-        """The windows a record at ``time`` belongs to."""
+        """The windows a record at ``time`` belongs to; ``time`` is finite (the runner checks)."""
         raise NotImplementedError
 
     def problems(self) -> list[str]:

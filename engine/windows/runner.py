@@ -26,8 +26,10 @@ from lockgate.engine.functions.process import (
 )
 from lockgate.engine.functions.timers import TimeDomain
 from lockgate.engine.state import MapStateDescriptor
+from lockgate.engine.time.event_time import event_time_of
 from lockgate.engine.windows.assigners import TimeWindow, Window, window_of
 from lockgate.engine.windows.functions import WindowContext
+from lockgate.engine.windows.lateness import cleanup_time
 from lockgate.engine.windows.spec import WindowFunctionKind, WindowSpec
 from lockgate.engine.windows.triggers import EventTimeTrigger, ProcessingTimeTrigger
 
@@ -78,16 +80,24 @@ class WindowRunner(KeyedProcessFunction[Any, Any, Any]):
         self._owned.clear()
 
     def process_element(self, value: Any, ctx: ProcessContext[Any]) -> list[Any]:
-        """Add ``value`` to each of its windows that is not late; fire those that are due."""
+        """Add ``value`` to each of its windows that is not late; fire those that are due.
+
+        Raises:
+            ValueError: naming the record, when its event time is not a finite number.
+        """
         timestamp = self._timestamp
-        time = timestamp(value) if timestamp else ctx.timer_service().current_processing_time()
+        time = (
+            event_time_of(timestamp, value)
+            if timestamp
+            else ctx.timer_service().current_processing_time()
+        )
         watermark = ctx.current_watermark()
         out: list[Any] = []
         placed = False
-        merges, lateness = self._merges, self.lateness
+        merges = self._merges
         for assigned in self._assign(time):
             window = self._merged(assigned, ctx) if merges else assigned
-            if timestamp and window.max_timestamp + lateness <= watermark:
+            if timestamp and self._cleanup_time(window) <= watermark:
                 continue  # its cleanup passed: the window is gone
             placed = True
             new = self._add(window, value, ctx) or merges
@@ -138,8 +148,9 @@ class WindowRunner(KeyedProcessFunction[Any, Any, Any]):
         return self._fire(window, ctx) if seen >= count else []
 
     def _cleanup_time(self, window: Window) -> float:
-        if self.event_time:
-            return window.max_timestamp + self.lateness
+        # Flink's cleanupTime: in event time, the end - 1 + lateness of its milliseconds.
+        if self.event_time and isinstance(window, TimeWindow):
+            return cleanup_time(window.end, self.lateness)
         return window.max_timestamp
 
     def _add(self, window: Window, value: Any, ctx: ProcessContext[Any]) -> bool:

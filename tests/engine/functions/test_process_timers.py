@@ -13,6 +13,7 @@ from lockgate.connectors import CollectionSource, CollectSink
 from lockgate.engine import (
     JobStatus,
     KeyedProcessFunction,
+    OperatorError,
     OutputTag,
     ProcessContext,
     RestartStrategy,
@@ -248,3 +249,30 @@ async def test_processing_time_timers_pending_at_the_end_of_input_do_not_fire() 
 
     assert result.status is JobStatus.FINISHED
     assert sink.results == []
+
+
+class RemindAfter(KeyedProcessFunction[int, tuple[int, float, float], tuple[int, float]]):
+    """Sets an event-time timer ``delay`` after each ``(key, event time, delay)``."""
+
+    def process_element(self, value: tuple[int, float, float], ctx: ProcessContext[int]) -> None:
+        ctx.timer_service().register_event_time_timer(value[1] + value[2])
+
+    def on_timer(self, timestamp: float, ctx: ProcessContext[int]) -> list[tuple[int, float]]:
+        return [(ctx.get_current_key(), timestamp)]
+
+
+async def test_a_timer_at_nan_fails_the_job_naming_the_function_that_set_it() -> None:
+    env = StreamEnvironment(parallelism=1)
+    events = [(0, 1.0, 5.0), (1, 2.0, math.nan), (0, 3.0, 5.0)]
+    (
+        env.from_source(CollectionSource(events), uid="events", watermark_strategy=BY_TIME)
+        .key_by(lambda event: event[0])
+        .process(RemindAfter(), uid="reminders")
+        .sink_to(CollectSink(), uid="out")
+    )
+
+    with pytest.raises(OperatorError) as failure:
+        await env.execute("nan-timer")
+
+    assert failure.value.uid == "reminders"
+    assert "timer for key 1 at NaN" in str(failure.value.__cause__)

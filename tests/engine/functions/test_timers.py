@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
+
+import pytest
 
 from lockgate.engine.functions.timers import TimerQueue
 
@@ -85,3 +88,14 @@ def test_a_timer_deleted_and_registered_again_fires_once() -> None:
     queue.register("a", 1.0)
 
     assert list(queue.pop_due(1.0)) == [("a", 1.0)]
+
+
+def test_a_timer_at_nan_is_refused_and_every_other_timer_still_fires() -> None:
+    queue = _queue()
+    queue.register("a", 10.0)
+
+    with pytest.raises(ValueError, match="timer for key 'b' at NaN would never fire"):
+        queue.register("b", math.nan)
+    queue.register("c", 20.0)
+
+    assert list(queue.pop_due(math.inf)) == [("a", 10.0), ("c", 20.0)]

@@ -48,6 +48,17 @@ def test_older_timestamps_never_move_the_watermark_back() -> None:
     assert generator.take_due(now=1.0, interval=0.0) is None
 
 
+@pytest.mark.parametrize("time", [math.nan, math.inf, -math.inf])
+def test_an_event_time_that_is_not_finite_is_refused_naming_its_record(time: float) -> None:
+    generator = _generator()
+    generator.on_records([5.0], now=0.0)
+
+    with pytest.raises(ValueError, match=f"record {time} the event time {time}; event time must"):
+        generator.on_records([6.0, time], now=0.0)
+
+    assert generator.current == below(5.0)
+
+
 def test_a_watermark_waits_for_the_interval_since_the_last_one() -> None:
     generator = _generator()
     generator.on_records([1.0], now=100.0)
