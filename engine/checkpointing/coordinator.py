@@ -70,6 +70,9 @@ class CoordinatorSetup:
     operator_parallelism: Mapping[str, int]
     registry: SharedStateRegistry = field(default_factory=SharedStateRegistry)
     first_checkpoint_id: int = 1
+    files: CheckpointFiles | None = None
+    """The job's, kept across attempts, so that what one could not delete the next deletes;
+    without it, the coordinator deletes with one of its own (on ``storage`` and ``registry``)."""
 
 
 class CheckpointCoordinator(Actor[Any]):
@@ -98,7 +101,7 @@ class CheckpointCoordinator(Actor[Any]):
         self._tickets: dict[int, list[CheckpointTicket]] = {}
         self._options: dict[int, SnapshotOptions] = {}
         self._stop_tickets: list[CheckpointTicket] = []
-        self._files = CheckpointFiles(setup.job_name, setup.storage, setup.registry)
+        self._files = setup.files or CheckpointFiles(setup.job_name, setup.storage, setup.registry)
         self._group: TaskGroup | None = None
 
     async def run(self) -> None:
@@ -253,7 +256,8 @@ class CheckpointCoordinator(Actor[Any]):
     async def _on_acknowledge(self, ack: AcknowledgeCheckpoint) -> None:
         pending = self._pending.get(ack.checkpoint_id)
         if pending is None:  # late: the checkpoint was aborted or subsumed
-            await self._files.discard_written(ack.handles.values())
+            with HANDOFF.lend():
+                await self._files.discard_written(ack.checkpoint_id, ack.handles.values())
             return
         pending.acknowledge(ack, self.setup.clock.now())
         if pending.is_fully_acknowledged:
@@ -292,9 +296,9 @@ class CheckpointCoordinator(Actor[Any]):
     async def _register(self, completed: CompletedCheckpoint) -> None:
         setup = self.setup
         self._files.retain(completed)
-        for subsumed in setup.store.add(completed):
-            with HANDOFF.lend():
-                await self._files.discard_subsumed(subsumed, pending=bool(self._pending))
+        subsumed = setup.store.add(completed)
+        with HANDOFF.lend():  # and what could not be deleted before
+            await self._files.discard_subsumed(subsumed, pending=bool(self._pending))
         for older in [cid for cid in self._pending if cid < completed.checkpoint_id]:
             if not self._options.get(older, CHECKPOINT).kind.is_savepoint:  # as in Flink
                 await self._abort(older, CheckpointFailureReason.SUBSUMED)
@@ -325,9 +329,10 @@ class CheckpointCoordinator(Actor[Any]):
         self.setup.statistics.on_aborted(pending.aborted_record(reason, self.setup.clock.now()))
         self._notify(NotifyCheckpointAborted(checkpoint_id, reason))
         with HANDOFF.lend():
-            await self._storage_of(checkpoint_id).discard(self.setup.job_name, checkpoint_id)
-            await self._files.discard_written(pending.handles_written())
-            await self._files.delete_released(pending=bool(self._pending))
+            storage, written = self._storage_of(checkpoint_id), pending.handles_written()
+            await self._files.discard_aborted(
+                storage, checkpoint_id, written, pending=bool(self._pending)
+            )
         self._options.pop(checkpoint_id, None)
         message = f"{reason.value}: {detail}" if detail else None
         failure = CheckpointError(checkpoint_id, reason, error, message=message)
