@@ -257,7 +257,7 @@ class CheckpointCoordinator(Actor[Any]):
         pending = self._pending.get(ack.checkpoint_id)
         if pending is None:  # late: the checkpoint was aborted or subsumed
             with HANDOFF.lend():
-                await self._files.discard_written(ack.checkpoint_id, ack.handles.values())
+                await self._files.discard_late(ack.checkpoint_id, ack.handles.values())
             return
         pending.acknowledge(ack, self.setup.clock.now())
         if pending.is_fully_acknowledged:

@@ -35,6 +35,8 @@ class CheckpointFiles:
     references them, and only while no checkpoint is pending: a pending checkpoint may build
     on a file released meanwhile (its base completed before it was triggered). What an
     aborted checkpoint wrote to the shared folder belongs to no checkpoint and goes at once.
+    A subtask still writing when its checkpoint was aborted creates the deleted folder again:
+    its late acknowledgement deletes that folder again, and the shared files it wrote.
 
     Deleting never fails the job. A delete the storage refuses is logged at WARNING (with
     the job, the checkpoint id and the cause) and tried again whenever files are deleted
@@ -50,6 +52,7 @@ class CheckpointFiles:
         self.registry = registry
         self._released: dict[str, tuple[int, StateHandle]] = {}
         self._waiting: deque[_Folder] = deque()
+        self._elsewhere: dict[int, CheckpointStorage] = {}
 
     def retain(self, completed: CompletedCheckpoint) -> None:
         """Count the shared files of a checkpoint that is now retained."""
@@ -84,12 +87,20 @@ class CheckpointFiles:
         are kept. ``storage`` is the job's, or a savepoint's own folder.
         """
         await self._retry_folders()
+        if storage is not self.storage:  # where late acknowledgements wrote too
+            self._elsewhere[checkpoint_id] = storage
         await self._discard_folder(_Folder(storage, self.job, checkpoint_id, "aborted"))
         await self._discard_written(checkpoint_id, written)
         await self._delete_released(pending=pending)
 
-    async def discard_written(self, checkpoint_id: int, written: Iterable[StateHandle]) -> None:
-        """Delete the shared files an aborted checkpoint wrote (those it reused are kept)."""
+    async def discard_late(self, checkpoint_id: int, written: Iterable[StateHandle]) -> None:
+        """Delete what a subtask wrote for a checkpoint aborted before it acknowledged.
+
+        The abort deleted the checkpoint's folder while the subtask was still writing into
+        it: the folder goes again, with the shared files the subtask wrote.
+        """
+        storage = self._elsewhere.get(checkpoint_id, self.storage)
+        await self._discard_folder(_Folder(storage, self.job, checkpoint_id, "aborted"))
         await self._discard_written(checkpoint_id, written)
 
     async def _delete_released(self, *, pending: bool) -> None:

@@ -1,5 +1,6 @@
 """Deleting what no checkpoint needs never fails a job: a storage that refuses deletes keeps
-its files until it allows them, then they are deleted."""
+its files until it allows them, and files a subtask wrote after its checkpoint was aborted are
+deleted when its late acknowledgement arrives."""
 
 from __future__ import annotations
 
@@ -12,8 +13,11 @@ import pytest
 
 from lockgate.engine import (
     CheckpointError,
+    CheckpointFailureReason,
     FileSystemCheckpointStorage,
+    JobClient,
     JobStatus,
+    ManualClock,
     RestartStrategy,
     StreamEnvironment,
 )
@@ -22,6 +26,8 @@ from lockgate.engine.testing import InjectedFailure
 from tests.engine.jobs.async_io import wait_until
 from tests.engine.jobs.basic import EndlessSource
 from tests.engine.jobs.checkpoints import (
+    Gate,
+    GatedSource,
     ListeningCounter,
     ListeningSink,
     NotificationLog,
@@ -176,3 +182,56 @@ async def test_what_one_attempt_could_not_delete_the_next_attempt_deletes(tmp_pa
 
     assert trip.fired and storage.refused == [1], "the injected failures never fired"
     assert entries(tmp_path / JOB) == {f"chk-{last.checkpoint_id}"}
+
+
+TIMEOUT = 10.0
+
+
+class WatchedStorage(FileSystemCheckpointStorage):
+    """Filesystem storage that says when a state file of checkpoint 1 has been written."""
+
+    def __init__(self, base: Path) -> None:
+        super().__init__(base)
+        self.wrote_first = anyio.Event()
+
+    async def write_state(
+        self, job: str, checkpoint_id: int, name: str, data: bytes
+    ) -> StateHandle:
+        handle = await super().write_state(job, checkpoint_id, name, data)
+        if checkpoint_id == 1:
+            self.wrote_first.set()
+        return handle
+
+
+async def expect_abort(job: JobClient, failures: list[CheckpointError]) -> None:
+    with pytest.raises(CheckpointError) as failure:
+        await job.trigger_checkpoint()
+    failures.append(failure.value)
+
+
+async def test_a_late_acknowledgement_of_an_aborted_checkpoint_deletes_the_folder_it_wrote(
+    tmp_path: Path,
+) -> None:
+    clock, storage = ManualClock(), WatchedStorage(tmp_path)
+    sink = ListeningSink(NotificationLog(), block_at=1)  # its snapshot for 1 waits for release
+    env = StreamEnvironment(clock=clock)
+    env.enable_checkpointing(timeout=TIMEOUT)
+    env.set_checkpoint_storage(storage)
+    source = GatedSource(100, gate_at=50, gate=Gate())
+    env.from_source(source, uid="numbers").sink_to(sink, uid="sink")
+    failures: list[CheckpointError] = []
+
+    with anyio.fail_after(10):
+        async with env.start(JOB) as job:
+            await sink.received.wait()
+            async with anyio.create_task_group() as group:
+                group.start_soon(expect_abort, job, failures)
+                await sink.snapshot_started.wait()
+                await anyio.wait_all_tasks_blocked()
+                clock.advance(TIMEOUT)  # checkpoint 1 times out; its folder is deleted
+            sink.release.set()  # the subtask writes checkpoint 1's files now, then acknowledges
+            await storage.wrote_first.wait()
+            await wait_until(lambda: not (tmp_path / JOB / "chk-1").exists(), within=5)
+            await cancel_and_wait(job)
+
+    assert [(f.checkpoint_id, f.reason) for f in failures] == [(1, CheckpointFailureReason.TIMEOUT)]

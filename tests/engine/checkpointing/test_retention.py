@@ -1,5 +1,5 @@
 """CheckpointFiles: a delete the storage refuses never raises; it is logged, kept and done
-once the storage allows it."""
+once the storage allows it; a late acknowledgement deletes its aborted checkpoint's folder."""
 
 from __future__ import annotations
 
@@ -140,3 +140,38 @@ async def test_a_storage_refusing_every_delete_is_asked_twice_per_checkpoint_at_
 
     assert asked == 1 + 2 * 4  # the new folder, and the oldest waiting one again
     assert await storage.completed(JOB) == []
+
+
+async def test_a_late_acknowledgement_deletes_its_aborted_checkpoints_folder_again() -> None:
+    storage = MemoryCheckpointStorage()
+    files = files_of(storage)
+    await files.discard_aborted(storage, 3, [], pending=False)
+    late = await storage.write_state(JOB, 3, "op-0", b"written after the abort")
+
+    await files.discard_late(3, [late])
+
+    assert not await exists(storage, late)
+
+
+async def test_a_late_acknowledgement_of_an_aborted_savepoint_deletes_in_its_folder() -> None:
+    storage, savepoint = MemoryCheckpointStorage(), MemoryCheckpointStorage()
+    files = files_of(storage)
+    await files.discard_aborted(savepoint, 3, [], pending=False)
+    late = await savepoint.write_state(JOB, 3, "op-0", b"written after the abort")
+
+    await files.discard_late(3, [late])
+
+    assert not await exists(savepoint, late)
+
+
+async def test_a_late_acknowledgement_keeps_the_shared_files_it_builds_on() -> None:
+    storage = MemoryCheckpointStorage()
+    files, first = files_of(storage), await completed(storage, 1)
+    files.retain(first)
+    own = await storage.write_shared(JOB, "delta-2", b"delta")
+    late = StateHandle(own.location, own.size, own.checksum, (shared_file(first),), True)
+
+    await files.discard_late(2, [late])
+
+    assert not await exists(storage, own)
+    assert await exists(storage, shared_file(first))
