@@ -70,9 +70,7 @@ class CoordinatorSetup:
     operator_parallelism: Mapping[str, int]
     registry: SharedStateRegistry = field(default_factory=SharedStateRegistry)
     first_checkpoint_id: int = 1
-    files: CheckpointFiles | None = None
-    """The job's, kept across attempts, so that what one could not delete the next deletes;
-    without it, the coordinator deletes with one of its own (on ``storage`` and ``registry``)."""
+    files: CheckpointFiles | None = None  # the job's: an attempt deletes what one before could not
 
 
 class CheckpointCoordinator(Actor[Any]):
@@ -256,8 +254,7 @@ class CheckpointCoordinator(Actor[Any]):
     async def _on_acknowledge(self, ack: AcknowledgeCheckpoint) -> None:
         pending = self._pending.get(ack.checkpoint_id)
         if pending is None:  # late: the checkpoint was aborted or subsumed
-            with HANDOFF.lend():
-                await self._files.discard_late(ack.checkpoint_id, ack.handles.values())
+            await self._files.discard_late(ack.checkpoint_id, ack.handles.values())
             return
         pending.acknowledge(ack, self.setup.clock.now())
         if pending.is_fully_acknowledged:
@@ -296,9 +293,8 @@ class CheckpointCoordinator(Actor[Any]):
     async def _register(self, completed: CompletedCheckpoint) -> None:
         setup = self.setup
         self._files.retain(completed)
-        subsumed = setup.store.add(completed)
-        with HANDOFF.lend():  # and what could not be deleted before
-            await self._files.discard_subsumed(subsumed, pending=bool(self._pending))
+        subsumed = setup.store.add(completed)  # maybe none: refused deletes are retried anyway
+        await self._files.discard_subsumed(subsumed, pending=bool(self._pending))
         for older in [cid for cid in self._pending if cid < completed.checkpoint_id]:
             if not self._options.get(older, CHECKPOINT).kind.is_savepoint:  # as in Flink
                 await self._abort(older, CheckpointFailureReason.SUBSUMED)
@@ -328,11 +324,10 @@ class CheckpointCoordinator(Actor[Any]):
         pending.abort(reason, message=detail)
         self.setup.statistics.on_aborted(pending.aborted_record(reason, self.setup.clock.now()))
         self._notify(NotifyCheckpointAborted(checkpoint_id, reason))
-        with HANDOFF.lend():
-            storage, written = self._storage_of(checkpoint_id), pending.handles_written()
-            await self._files.discard_aborted(
-                storage, checkpoint_id, written, pending=bool(self._pending)
-            )
+        storage, written = self._storage_of(checkpoint_id), pending.handles_written()
+        await self._files.discard_aborted(
+            storage, checkpoint_id, written, pending=bool(self._pending)
+        )
         self._options.pop(checkpoint_id, None)
         message = f"{reason.value}: {detail}" if detail else None
         failure = CheckpointError(checkpoint_id, reason, error, message=message)

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from lockgate.engine.checkpointing.completed import CompletedCheckpoint
+from lockgate.engine.checkpointing.gil_handoff import HANDOFF
 from lockgate.engine.checkpointing.messages import StateHandle
 from lockgate.engine.checkpointing.shared_registry import SharedStateRegistry
 from lockgate.engine.checkpointing.storage import CheckpointStorage, savepoint_folder_for
@@ -41,9 +42,11 @@ class CheckpointFiles:
     Deleting never fails the job. A delete the storage refuses is logged at WARNING (with
     the job, the checkpoint id and the cause) and tried again whenever files are deleted
     next (a checkpoint completes or is aborted) until the storage allows it; the files stay
-    meanwhile. Each attempt tries every new deletion once, and retries the waiting folders
-    oldest first up to the first one refused again, so a storage that refuses everything
-    costs a few calls per checkpoint, not one per checkpoint ever taken.
+    meanwhile. Each time, every new deletion is tried once and the waiting folders are
+    retried oldest first up to the first one refused again, so a storage that refuses
+    everything costs a few calls per checkpoint, not one per checkpoint ever taken. The
+    job master keeps one ``CheckpointFiles`` for all attempts of a job, so a restarted
+    attempt deletes what an earlier one could not.
     """
 
     def __init__(self, job: str, storage: CheckpointStorage, registry: SharedStateRegistry) -> None:
@@ -122,7 +125,8 @@ class CheckpointFiles:
 
     async def _discard_shared(self, checkpoint_id: int, files: list[StateHandle]) -> bool:
         try:
-            await self.storage.discard_shared(files)
+            with HANDOFF.lend():
+                await self.storage.discard_shared(files)
         except Exception as error:  # a storage's failure to delete must not fail the job
             what = f"{len(files)} shared files of checkpoint"
             self._refused(self.storage, what, checkpoint_id, error)
@@ -142,7 +146,8 @@ class CheckpointFiles:
 
     async def _deleted(self, folder: _Folder) -> bool:
         try:
-            await folder.storage.discard(folder.job, folder.checkpoint_id)
+            with HANDOFF.lend():
+                await folder.storage.discard(folder.job, folder.checkpoint_id)
         except Exception as error:  # a storage's failure to delete must not fail the job
             what = f"the folder of {folder.why} checkpoint"
             self._refused(folder.storage, what, folder.checkpoint_id, error)
