@@ -142,6 +142,8 @@ class CheckpointCoordinator(Actor[Any]):
             case AcknowledgeCheckpoint():
                 await self._on_acknowledge(message)
             case DeclineCheckpoint():
+                if message.checkpoint_id not in self._pending:  # late: its writes go too
+                    await self._files.discard_late(message.checkpoint_id, ())
                 detail = f"{self._describe(message.subtask)} declined it: {message.message}"
                 kind = self._options.get(message.checkpoint_id, CHECKPOINT).kind
                 await self._abort(message.checkpoint_id, message.reason, detail=detail)

@@ -37,7 +37,8 @@ class CheckpointFiles:
     on a file released meanwhile (its base completed before it was triggered). What an
     aborted checkpoint wrote to the shared folder belongs to no checkpoint and goes at once.
     A subtask still writing when its checkpoint was aborted creates the deleted folder again:
-    its late acknowledgement deletes that folder again, and the shared files it wrote.
+    its late acknowledgement (or decline) deletes that folder again, and the shared files
+    it wrote.
 
     Deleting never fails the job. A delete the storage refuses is logged at WARNING (with
     the job, the checkpoint id and the cause) and tried again whenever files are deleted
@@ -97,10 +98,11 @@ class CheckpointFiles:
         await self._delete_released(pending=pending)
 
     async def discard_late(self, checkpoint_id: int, written: Iterable[StateHandle]) -> None:
-        """Delete what a subtask wrote for a checkpoint aborted before it acknowledged.
+        """Delete what a subtask wrote for a checkpoint aborted before it answered.
 
         The abort deleted the checkpoint's folder while the subtask was still writing into
-        it: the folder goes again, with the shared files the subtask wrote.
+        it: the folder goes again, with the shared files the subtask acknowledged (none for a
+        decline: a subtask whose write failed deletes the shared files it wrote itself).
         """
         storage = self._elsewhere.get(checkpoint_id, self.storage)
         await self._discard_folder(_Folder(storage, self.job, checkpoint_id, "aborted"))

@@ -1,6 +1,6 @@
 """Deleting what no checkpoint needs never fails a job: a storage that refuses deletes keeps
 its files until it allows them, and files a subtask wrote after its checkpoint was aborted are
-deleted when its late acknowledgement arrives."""
+deleted when its late acknowledgement or decline arrives."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from lockgate.engine import (
     StreamEnvironment,
 )
 from lockgate.engine.checkpointing.messages import StateHandle
-from lockgate.engine.testing import InjectedFailure
+from lockgate.engine.testing import InjectedFailure, RecordingTwoPhaseCommitSink
 from tests.engine.jobs.async_io import wait_until
 from tests.engine.jobs.basic import EndlessSource
 from tests.engine.jobs.checkpoints import (
@@ -234,4 +234,55 @@ async def test_a_late_acknowledgement_of_an_aborted_checkpoint_deletes_the_folde
             await wait_until(lambda: not (tmp_path / JOB / "chk-1").exists(), within=5)
             await cancel_and_wait(job)
 
+    assert [(f.checkpoint_id, f.reason) for f in failures] == [(1, CheckpointFailureReason.TIMEOUT)]
+
+
+class StalledThenFailing(FileSystemCheckpointStorage):
+    """Filesystem storage whose first state write for checkpoint 1 waits for ``release``
+    (``stalled`` says it waits; ``wrote`` that it then wrote), and whose second fails."""
+
+    def __init__(self, base: Path) -> None:
+        super().__init__(base)
+        self.stalled, self.release, self.wrote = anyio.Event(), anyio.Event(), anyio.Event()
+        self.failed = False
+
+    async def write_state(
+        self, job: str, checkpoint_id: int, name: str, data: bytes
+    ) -> StateHandle:
+        if checkpoint_id == 1 and self.wrote.is_set():
+            self.failed = True
+            raise OSError("injected write failure after the abort")
+        if checkpoint_id == 1:
+            self.stalled.set()
+            await self.release.wait()
+        handle = await super().write_state(job, checkpoint_id, name, data)
+        if checkpoint_id == 1:
+            self.wrote.set()
+        return handle
+
+
+async def test_a_late_decline_of_an_aborted_checkpoint_deletes_the_folder_its_subtask_wrote(
+    tmp_path: Path,
+) -> None:
+    clock, storage = ManualClock(), StalledThenFailing(tmp_path)
+    env = StreamEnvironment(clock=clock)
+    env.enable_checkpointing(timeout=TIMEOUT)
+    env.set_checkpoint_storage(storage)
+    source = GatedSource(100, gate_at=50, gate=Gate())
+    env.from_source(source, uid="numbers").sink_to(RecordingTwoPhaseCommitSink[int](), uid="sink")
+    failures: list[CheckpointError] = []
+
+    with anyio.fail_after(10):
+        async with env.start(JOB) as job:
+            async with anyio.create_task_group() as group:
+                group.start_soon(expect_abort, job, failures)
+                await storage.stalled.wait()
+                await anyio.wait_all_tasks_blocked()
+                clock.advance(TIMEOUT)  # checkpoint 1 times out; its folder is deleted
+            storage.release.set()  # one file is written now, the next fails: a late decline
+            await storage.wrote.wait()
+            await wait_until(lambda: not (tmp_path / JOB / "chk-1").exists(), within=5)
+            await cancel_and_wait(job)
+
+    assert storage.failed, "the injected write failure never fired"
     assert [(f.checkpoint_id, f.reason) for f in failures] == [(1, CheckpointFailureReason.TIMEOUT)]
