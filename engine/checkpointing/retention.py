@@ -104,6 +104,8 @@ class CheckpointFiles:
         it: the folder goes again, with the shared files the subtask acknowledged (none for a
         decline: a subtask whose write failed deletes the shared files it wrote itself).
         """
+        if self.registry.is_registered(checkpoint_id):
+            return  # every subtask answered a completed checkpoint once: never delete it
         storage = self._elsewhere.get(checkpoint_id, self.storage)
         await self._discard_folder(_Folder(storage, self.job, checkpoint_id, "aborted"))
         await self._discard_written(checkpoint_id, written)

@@ -175,3 +175,14 @@ async def test_a_late_acknowledgement_keeps_the_shared_files_it_builds_on() -> N
 
     assert not await exists(storage, own)
     assert await exists(storage, shared_file(first))
+
+
+async def test_a_late_answer_naming_a_retained_checkpoint_deletes_nothing() -> None:
+    storage = MemoryCheckpointStorage()
+    files, first = files_of(storage), await completed(storage, 1)
+    files.retain(first)
+
+    await files.discard_late(1, [shared_file(first)])
+
+    assert await storage.completed(JOB) == [1]
+    assert await exists(storage, shared_file(first))
