@@ -70,6 +70,7 @@ class CoordinatorSetup:
     operator_parallelism: Mapping[str, int]
     registry: SharedStateRegistry = field(default_factory=SharedStateRegistry)
     first_checkpoint_id: int = 1
+    files: CheckpointFiles | None = None  # the job's: an attempt deletes what one before could not
 
 
 class CheckpointCoordinator(Actor[Any]):
@@ -98,7 +99,7 @@ class CheckpointCoordinator(Actor[Any]):
         self._tickets: dict[int, list[CheckpointTicket]] = {}
         self._options: dict[int, SnapshotOptions] = {}
         self._stop_tickets: list[CheckpointTicket] = []
-        self._files = CheckpointFiles(setup.job_name, setup.storage, setup.registry)
+        self._files = setup.files or CheckpointFiles(setup.job_name, setup.storage, setup.registry)
         self._group: TaskGroup | None = None
 
     async def run(self) -> None:
@@ -141,6 +142,8 @@ class CheckpointCoordinator(Actor[Any]):
             case AcknowledgeCheckpoint():
                 await self._on_acknowledge(message)
             case DeclineCheckpoint():
+                if message.checkpoint_id not in self._pending:  # late: its writes go too
+                    await self._files.discard_late(message.checkpoint_id, ())
                 detail = f"{self._describe(message.subtask)} declined it: {message.message}"
                 kind = self._options.get(message.checkpoint_id, CHECKPOINT).kind
                 await self._abort(message.checkpoint_id, message.reason, detail=detail)
@@ -253,7 +256,7 @@ class CheckpointCoordinator(Actor[Any]):
     async def _on_acknowledge(self, ack: AcknowledgeCheckpoint) -> None:
         pending = self._pending.get(ack.checkpoint_id)
         if pending is None:  # late: the checkpoint was aborted or subsumed
-            await self._files.discard_written(ack.handles.values())
+            await self._files.discard_late(ack.checkpoint_id, ack.handles.values())
             return
         pending.acknowledge(ack, self.setup.clock.now())
         if pending.is_fully_acknowledged:
@@ -292,9 +295,8 @@ class CheckpointCoordinator(Actor[Any]):
     async def _register(self, completed: CompletedCheckpoint) -> None:
         setup = self.setup
         self._files.retain(completed)
-        for subsumed in setup.store.add(completed):
-            with HANDOFF.lend():
-                await self._files.discard_subsumed(subsumed, pending=bool(self._pending))
+        subsumed = setup.store.add(completed)  # maybe none: refused deletes are retried anyway
+        await self._files.discard_subsumed(subsumed, pending=bool(self._pending))
         for older in [cid for cid in self._pending if cid < completed.checkpoint_id]:
             if not self._options.get(older, CHECKPOINT).kind.is_savepoint:  # as in Flink
                 await self._abort(older, CheckpointFailureReason.SUBSUMED)
@@ -324,10 +326,10 @@ class CheckpointCoordinator(Actor[Any]):
         pending.abort(reason, message=detail)
         self.setup.statistics.on_aborted(pending.aborted_record(reason, self.setup.clock.now()))
         self._notify(NotifyCheckpointAborted(checkpoint_id, reason))
-        with HANDOFF.lend():
-            await self._storage_of(checkpoint_id).discard(self.setup.job_name, checkpoint_id)
-            await self._files.discard_written(pending.handles_written())
-            await self._files.delete_released(pending=bool(self._pending))
+        storage, written = self._storage_of(checkpoint_id), pending.handles_written()
+        await self._files.discard_aborted(
+            storage, checkpoint_id, written, pending=bool(self._pending)
+        )
         self._options.pop(checkpoint_id, None)
         message = f"{reason.value}: {detail}" if detail else None
         failure = CheckpointError(checkpoint_id, reason, error, message=message)

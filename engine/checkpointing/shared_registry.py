@@ -56,6 +56,10 @@ class SharedStateRegistry:
         """Those of ``handles`` (of an aborted checkpoint) that no retained checkpoint uses."""
         return [h.plain() for h in handles if h.location not in self._references]
 
+    def is_registered(self, checkpoint_id: int) -> bool:
+        """Whether checkpoint ``checkpoint_id`` is registered (retained) now."""
+        return checkpoint_id in self._registered
+
     def is_referenced(self, location: str) -> bool:
         """Whether a retained checkpoint uses the shared file at ``location``."""
         return location in self._references

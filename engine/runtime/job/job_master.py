@@ -14,6 +14,7 @@ from lockgate.engine.checkpointing.config import CheckpointConfig
 from lockgate.engine.checkpointing.coordinator import CheckpointCoordinator, CoordinatorSetup
 from lockgate.engine.checkpointing.messages import AttemptDeployed
 from lockgate.engine.checkpointing.requests import CheckpointRequest, CheckpointTicket
+from lockgate.engine.checkpointing.retention import CheckpointFiles
 from lockgate.engine.checkpointing.shared_registry import SharedStateRegistry
 from lockgate.engine.checkpointing.statistics import CheckpointStatistics
 from lockgate.engine.checkpointing.storage import CheckpointStorage
@@ -64,6 +65,7 @@ class JobMaster:
         self.store = CompletedCheckpointStore(settings.checkpoints.max_retained)
         self.statistics = CheckpointStatistics()
         self.registry = SharedStateRegistry()
+        self.files = CheckpointFiles(name, settings.storage, self.registry)
         self.attempt_number = 0
         self.run_id = uuid.uuid4().hex[:12]
         self.failures: list[BaseException] = []
@@ -218,6 +220,7 @@ class JobMaster:
             operator_parallelism={node.uid: node.parallelism for node in self.plan.graph},
             first_checkpoint_id=self._next_checkpoint_id,
             registry=self.registry,
+            files=self.files,
         )
 
 

@@ -62,3 +62,13 @@ def test_registering_a_checkpoint_twice_counts_it_once() -> None:
     registry.register(metadata)
 
     assert [h.location for h in registry.release(1)] == ["/job/shared/full-1"]
+
+
+def test_a_checkpoint_is_registered_from_register_until_release() -> None:
+    registry = SharedStateRegistry()
+    registry.register(checkpoint(1, shared("full-1")))
+    registered = registry.is_registered(1)
+
+    registry.release(1)
+
+    assert registered and not registry.is_registered(1)
