@@ -24,8 +24,10 @@ from lockgate.connectors.files.parts import (
     listed,
 )
 from lockgate.connectors.files.source import StrPath
+from lockgate.connectors.files.writer_id import WriterId
 from lockgate.engine import TypeCodec
 from lockgate.engine.io.sinks import SinkContext, TwoPhaseCommitSink, TwoPhaseCommitWriter
+from lockgate.engine.io.transactions import TransactionLog
 
 __all__ = ["FileFormat", "FileSink", "FileTransaction", "RollingPolicy"]
 
@@ -56,15 +58,19 @@ class FileSink(TwoPhaseCommitSink[Any, FileTransaction]):
 
     Recovery: the restored checkpoint's pending transactions are committed by whichever new
     subtask receives them (the engine splits them over the new subtasks, so after a rescale
-    subtask 0 may commit old subtask 2's files), and its open ones are aborted. Files no
-    checkpoint refers to, left by a failed or killed attempt, are removed by the subtask
-    that owns their index (the last subtask also owns indices beyond the parallelism), never
-    by one subtask for all: no subtask sees the whole restored state, and only the owner
-    knows which of its index's files it is writing now. In-progress files are never
-    committed, so the owner removes them on open. A pending file may belong to a restored
-    transaction another subtask commits on open, so the owner removes orphaned pending
-    files after the first checkpoint of its attempt completes, when every subtask has
-    opened and so has committed what it restored.
+    subtask 0 may commit old subtask 2's files), and its open ones are aborted.
+
+    Cleanup: a writer holds a lock (``.part-<uid>-<subtask>-<fence>.lock``) from open to
+    close, which the OS frees if its process dies, and removes files of other writers only
+    once their locks are free: jobs sharing a directory and a sink uid, or a job started
+    from a savepoint of one still running, never remove each other's files. On open a
+    subtask removes the in-progress files of ended writers of its index (the last subtask
+    also owns indices beyond the parallelism): in-progress files are never committed. After
+    the first checkpoint of its attempt completes (when every subtask has committed what it
+    restored) it removes every hidden file of the ended writers whose transactions it
+    restored: their pending files were pre-committed after the restored checkpoint, by the
+    attempt this one replaces. Pending files of ended writers no restored checkpoint names
+    stay, since a restore of their own checkpoints may still commit them.
     """
 
     def __init__(
@@ -186,37 +192,50 @@ class FileSink(TwoPhaseCommitSink[Any, FileTransaction]):
 
 
 class _FileSinkWriter(TwoPhaseCommitWriter[Any, FileTransaction]):
-    """The engine's two-phase-commit writer, plus the removal of this subtask's orphans."""
+    """The engine's two-phase-commit writer, plus the writer lock and the removal of leftovers.
+
+    Invariant: between open and close the writer holds its lock; it removes the leftovers of
+    its predecessors (the ended writers whose transactions it restored) once, after the
+    first checkpoint of its attempt completes.
+    """
 
     def __init__(self, sink: FileSink, context: SinkContext, parts: PartFiles) -> None:
         super().__init__(sink, context)
         self._file_sink = sink
         self._parts = parts
-        self._pending_orphans_removed = False
+        self._restored = _writers_of(context.restored_state)
+        self._predecessors: frozenset[WriterId] | None = None
 
     async def open(self) -> None:
-        """Pick a fence, remove orphaned in-progress files, then recover and begin."""
-        await anyio.to_thread.run_sync(self._parts.start)
+        """Pick a fence and lock it, remove ended writers' in-progress files, recover, begin."""
+        start = partial(self._parts.start, self._restored)
+        self._predecessors = await anyio.to_thread.run_sync(start)
         self._file_sink._register(self._parts)
         await super().open()
 
     async def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
-        """Commit; after the attempt's first completed checkpoint, remove orphaned pending files.
+        """Commit; after the attempt's first completed checkpoint, remove predecessors' leftovers.
 
-        Every subtask has recovered once a checkpoint of this attempt completed, so a pending
-        file of another writer with this subtask's index is no restored transaction's.
+        Every subtask has recovered once a checkpoint of this attempt completed, so no
+        restored transaction needs a predecessor's hidden files any more.
         """
         await super().notify_checkpoint_complete(checkpoint_id)
-        if not self._pending_orphans_removed:
-            await anyio.to_thread.run_sync(self._parts.remove_orphans, "pending")
-            self._pending_orphans_removed = True
+        predecessors, self._predecessors = self._predecessors, None
+        if predecessors:
+            await anyio.to_thread.run_sync(self._parts.remove_leftovers_of, predecessors)
 
     async def close(self) -> None:
-        """Abort the open transaction, then stop taking transactions."""
+        """Abort the open transaction, stop taking transactions, release the lock."""
         try:
             await super().close()
         finally:
             self._file_sink._unregister(self._parts)
+            await anyio.to_thread.run_sync(self._parts.stop)
+
+
+def _writers_of(restored_state: Sequence[Any]) -> frozenset[WriterId]:
+    log: TransactionLog[FileTransaction] = TransactionLog.from_state(restored_state)
+    return frozenset(txn.writer for txn in [*(txn for _, txn in log.pending), *log.lingering])
 
 
 def _commit_blocking(txn: FileTransaction, *, recovering: bool) -> None:
