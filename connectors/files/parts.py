@@ -18,6 +18,7 @@ from typing import Any, BinaryIO, Literal, TypeAlias
 import orjson
 
 from lockgate.connectors.errors import UnencodableRecord
+from lockgate.connectors.files.commit_record import CommitRecord
 from lockgate.connectors.files.writer_id import WriterId
 from lockgate.connectors.files.writer_lock import WriterLock, is_held
 from lockgate.engine.io.sinks import SinkContext
@@ -91,6 +92,11 @@ class FileTransaction:
     def writer(self) -> WriterId:
         """The writer that began this transaction."""
         return WriterId(self.uid, self.subtask, self.fence)
+
+    @property
+    def record(self) -> CommitRecord:
+        """The commit record of the writer that began this transaction."""
+        return CommitRecord(self.writer.path(Path(self.directory), "committed"))
 
     def _stem(self, part: int) -> str:
         return f"part-{self.uid}-{self.subtask}-{self.fence}-{part}"
@@ -202,8 +208,14 @@ class PartFiles:
         self.remove_ended_in_progress()
         return frozenset(writer for writer in restored if not self._is_running(writer))
 
-    def stop(self) -> None:
-        """Release the lock: this writer has ended."""
+    def stop(self, *, finished: bool) -> None:
+        """Release the lock; once ``finished`` (all committed) drop the commit record too.
+
+        A writer that ended with every transaction committed leaves no hidden file; one that
+        failed leaves its record for the writers that restore its transactions.
+        """
+        if finished:
+            CommitRecord(self.writer.path(self.directory, "committed")).remove()
         if self._lock is not None:
             self._lock.release()
 
@@ -267,7 +279,7 @@ class PartFiles:
                 writer.path(self.directory, "lock").unlink(missing_ok=True)
 
     def remove_leftovers_of(self, writers: Iterable[WriterId]) -> None:
-        """Delete every hidden file of the ended ``writers``: in-progress, pending, lock.
+        """Delete every hidden file of the ended ``writers``: in-progress, pending, record, lock.
 
         For this subtask's predecessors (``start``), once a checkpoint of this attempt
         completed: every subtask has then committed the pending transactions it restored, so

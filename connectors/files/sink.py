@@ -14,6 +14,7 @@ import orjson
 from lockgate.connectors.errors import (
     ConnectorError,
 )
+from lockgate.connectors.files.commit_record import CommitRecord
 from lockgate.connectors.files.parts import (
     FileTransaction,
     PartFiles,
@@ -58,7 +59,12 @@ class FileSink(TwoPhaseCommitSink[Any, FileTransaction]):
 
     Recovery: the restored checkpoint's pending transactions are committed by whichever new
     subtask receives them (the engine splits them over the new subtasks, so after a rescale
-    subtask 0 may commit old subtask 2's files), and its open ones are aborted.
+    subtask 0 may commit old subtask 2's files), and its open ones are aborted. Each commit
+    is recorded in a hidden commit record of the transaction's writer
+    (``.part-<uid>-<subtask>-<fence>.committed``), so readers may move committed part files
+    away: a restored part whose files are gone counts as committed if the record says so.
+    A restored part with neither its pending file, nor its visible one, nor a record of its
+    commit raises ``ConnectorError``: its records would be lost.
 
     Cleanup: a writer holds a lock (``.part-<uid>-<subtask>-<fence>.lock``) from open to
     close, which the OS frees if its process dies, and removes files of other writers only
@@ -69,8 +75,9 @@ class FileSink(TwoPhaseCommitSink[Any, FileTransaction]):
     the first checkpoint of its attempt completes (when every subtask has committed what it
     restored) it removes every hidden file of the ended writers whose transactions it
     restored: their pending files were pre-committed after the restored checkpoint, by the
-    attempt this one replaces. Pending files of ended writers no restored checkpoint names
-    stay, since a restore of their own checkpoints may still commit them.
+    attempt this one replaces. A writer that ends with everything committed removes its
+    record; pending files of ended writers no restored checkpoint names stay, since a
+    restore of their own checkpoints may still commit them.
     """
 
     def __init__(
@@ -130,20 +137,29 @@ class FileSink(TwoPhaseCommitSink[Any, FileTransaction]):
         await anyio.to_thread.run_sync(self._writer_of(txn).seal, txn)
 
     async def commit(self, txn: FileTransaction) -> None:
-        """Rename the pending part files to their visible names; done parts are skipped.
+        """Rename the pending part files to their visible names and record the commit.
+
+        Parts committed before (visible, or recorded and moved away since) are skipped.
 
         Raises:
-            ConnectorError: a part has neither its pending nor its visible file.
+            ConnectorError: a part has neither its pending file, nor its visible file, nor a
+                recorded commit: its records are lost.
         """
-        await anyio.to_thread.run_sync(partial(_commit_blocking, txn, recovering=False))
+        parts = self._writers.get((txn.uid, txn.subtask))
+        owner = parts is not None and parts.owns(txn)
+        await anyio.to_thread.run_sync(partial(_commit_blocking, txn, compact=owner))
 
     async def recover_and_commit(self, txn: FileTransaction) -> None:
-        """Commit a transaction restored from a checkpoint, skipping parts with no file left.
+        """Commit a transaction restored from a checkpoint, as ``commit`` does.
 
-        A restored transaction may have been committed after the checkpoint was taken, and
-        its visible files moved away since by whoever reads the directory.
+        It may have been committed after the checkpoint was taken, and its visible files moved
+        away since by whoever reads the directory: its writer's commit record tells.
+
+        Raises:
+            ConnectorError: a part has neither its pending file, nor its visible file, nor a
+                recorded commit: something removed the files of a pre-committed transaction.
         """
-        await anyio.to_thread.run_sync(partial(_commit_blocking, txn, recovering=True))
+        await anyio.to_thread.run_sync(partial(_commit_blocking, txn, compact=False))
 
     async def abort(self, txn: FileTransaction) -> None:
         """Delete the transaction's hidden part files, closing the open one."""
@@ -226,11 +242,12 @@ class _FileSinkWriter(TwoPhaseCommitWriter[Any, FileTransaction]):
 
     async def close(self) -> None:
         """Abort the open transaction, stop taking transactions, release the lock."""
+        finished = self.transactions.current is None and not self.transactions.pending
         try:
             await super().close()
         finally:
             self._file_sink._unregister(self._parts)
-            await anyio.to_thread.run_sync(self._parts.stop)
+            await anyio.to_thread.run_sync(partial(self._parts.stop, finished=finished))
 
 
 def _writers_of(restored_state: Sequence[Any]) -> frozenset[WriterId]:
@@ -238,23 +255,32 @@ def _writers_of(restored_state: Sequence[Any]) -> frozenset[WriterId]:
     return frozenset(txn.writer for txn in [*(txn for _, txn in log.pending), *log.lingering])
 
 
-def _commit_blocking(txn: FileTransaction, *, recovering: bool) -> None:
-    renamed = False
-    for part in txn.parts:
-        pending, final = txn.hidden_path(part, "pending"), txn.final_path(part)
-        try:
-            os.rename(pending, final)
-        except FileNotFoundError as error:
-            if not (recovering or final.exists()):
-                raise ConnectorError(
-                    f"file sink cannot commit '{final.name}' in '{txn.directory}': neither it nor "
-                    "its pending file exists; something removed the hidden part files of a "
-                    "pre-committed transaction, and its records are lost"
-                ) from error
-        else:
-            renamed = True
+def _commit_blocking(txn: FileTransaction, *, compact: bool) -> None:
+    record = txn.record
+    renamed = [part for part in txn.parts if _renamed(txn, part, record)]
+    if txn.parts:
+        record.add(txn.parts, compact=compact)
     if renamed:
         fsync_directory(Path(txn.directory))
+
+
+def _renamed(txn: FileTransaction, part: int, record: CommitRecord) -> bool:
+    """Rename part ``part`` into place; ``False`` if it was committed before."""
+    final = txn.final_path(part)
+    try:
+        os.rename(txn.hidden_path(part, "pending"), final)
+    except FileNotFoundError as error:
+        if final.exists() or record.covers(part):
+            return False
+        raise ConnectorError(
+            f"file sink '{txn.uid}' cannot commit '{final.name}' in '{txn.directory}' (a "
+            f"transaction of subtask {txn.subtask}): neither it nor its pending file exists, "
+            f"and '{record.path.name}' records no commit of it, so something removed the "
+            "hidden part files of a pre-committed transaction and its records are lost; give "
+            "each job writing to this directory its own sink uid or directory, and restore "
+            "from a checkpoint or savepoint taken after these files were lost"
+        ) from error
+    return True
 
 
 def _abort_blocking(txn: FileTransaction, owner: PartFiles | None) -> None:

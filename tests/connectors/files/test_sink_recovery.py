@@ -1,6 +1,6 @@
 """A restored FileSink commits the pending files its checkpoint holds, whichever subtask gets
-them, and removes only the files of writers that have ended: never those of a writer still
-running, in this job or another."""
+them, refuses to lose a part whose files are gone, and removes only the files of writers that
+have ended: never those of a writer still running, in this job or another."""
 
 from pathlib import Path
 from typing import Any
@@ -45,6 +45,10 @@ def leftover(directory: Path, state: str, *, subtask: int = 0, uid: str = "out")
 def remove_all(directory: Path) -> None:
     for path in directory.iterdir():
         path.unlink()
+
+
+def hidden_names(directory: Path) -> list[str]:
+    return sorted(path.name for path in directory.iterdir() if path.name.startswith("."))
 
 
 def pending_files(directory: Path) -> list[Path]:
@@ -226,6 +230,20 @@ async def test_a_killed_writers_lock_file_and_in_progress_files_are_removed_on_o
     await writer.close()
 
 
+async def test_recovering_a_transaction_whose_pending_files_were_removed_raises(
+    tmp_path: Path,
+) -> None:
+    sink = FileSink(tmp_path)
+    state = await pre_committed(sink, ["lost"], context())
+    for path in pending_files(tmp_path):
+        path.unlink()
+
+    writer = sink.create_writer(context(restored=tuple(state)))
+    with pytest.raises(ConnectorError, match=r"'out'.*neither it nor its pending.*lost"):
+        await writer.open()
+    await writer.close()
+
+
 async def test_recovering_a_transaction_whose_files_were_moved_away_does_nothing(
     tmp_path: Path,
 ) -> None:
@@ -241,3 +259,30 @@ async def test_recovering_a_transaction_whose_files_were_moved_away_does_nothing
 
     assert sink.read_lines() == []
     await restored.close()
+
+
+async def test_a_transaction_committed_in_recovery_and_moved_away_is_recovered_again(
+    tmp_path: Path,
+) -> None:
+    sink = FileSink(tmp_path)
+    state = await pre_committed(sink, ["committed by the first restore"], context())
+    first = await opened(sink, context(restored=tuple(state)))
+    await first.close()  # failed before a checkpoint of its own completed
+    move_away_committed(sink)
+
+    second = await opened(sink, context(restored=tuple(state)))
+
+    assert sink.read_lines() == []
+    await second.close()
+
+
+async def test_a_writer_that_committed_everything_leaves_no_hidden_file(tmp_path: Path) -> None:
+    writer = await opened(FileSink(tmp_path), context())
+    await writer.write(["a"])
+    await writer.finish()
+    await writer.snapshot_state(1)
+    await writer.notify_checkpoint_complete(1)
+
+    await writer.close()
+
+    assert hidden_names(tmp_path) == []

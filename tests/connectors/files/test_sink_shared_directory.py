@@ -1,5 +1,6 @@
 """Two jobs whose FileSinks share a directory and a uid each commit exactly their own records:
-neither removes the files of a writer that is still running."""
+neither removes the files of a writer that is still running; and a job whose pending files
+something else removed fails, rather than finish without their records."""
 
 from __future__ import annotations
 
@@ -7,10 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 
 from lockgate.connectors import CollectionSource, FileSink
+from lockgate.connectors.errors import ConnectorError
 from lockgate.connectors.files import FileTransaction
 from lockgate.engine import RestartStrategy, StreamEnvironment
+from lockgate.engine.errors import OperatorError
 from lockgate.engine.testing import AwaitCheckpoint, FailOnce
 
 
@@ -107,3 +111,27 @@ async def test_a_job_restarting_beside_a_running_one_leaves_its_in_progress_file
     assert fail.fired, "the injected failure never fired: the test proves nothing"
     assert lines_of(out, "a-") == first
     assert lines_of(out, "b-") == second
+
+
+async def test_a_job_whose_pending_files_were_removed_fails_instead_of_losing_them(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "out"
+    sink = HeldFileSink(out)
+    env = checkpointed_env(tmp_path / "checkpoints")
+    records = [f"a-{n:04}" for n in range(200)]
+    elements = [*records[:100], AwaitCheckpoint(), *records[100:]]
+    env.from_source(CollectionSource(elements), uid="a").sink_to(sink, uid="out")
+
+    with anyio.fail_after(30):
+        async with env.start("a") as job:
+            await sink.holding.wait()  # pre-committed, and its checkpoint completed
+            for path in out.glob(".*.pending"):
+                path.unlink()  # as another writer's cleanup did before
+            sink.release.set()
+            with pytest.raises(
+                OperatorError, match=r"'out'.*neither it nor its pending file"
+            ) as raised:
+                await job.wait()
+
+    assert isinstance(raised.value.__cause__, ConnectorError)
