@@ -1,7 +1,7 @@
 """Part files of a FileSink: their names, their transactions, and the files one writer owns.
 
 The blocking file work of ``FileSink`` lives here, for worker threads; the sink and its
-writer (``file_sink.py``) decide when it runs.
+writer (``sink.py``) decide when it runs.
 """
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ from __future__ import annotations
 import os
 import re
 import secrets
-from collections.abc import Callable
+from collections import defaultdict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Literal, TypeAlias
@@ -17,6 +18,9 @@ from typing import Any, BinaryIO, Literal, TypeAlias
 import orjson
 
 from lockgate.connectors.errors import UnencodableRecord
+from lockgate.connectors.files.commit_record import CommitRecord
+from lockgate.connectors.files.writer_id import WriterId
+from lockgate.connectors.files.writer_lock import WriterLock, is_held
 from lockgate.engine.io.sinks import SinkContext
 
 __all__ = [
@@ -84,6 +88,16 @@ class FileTransaction:
         """Where part ``part`` is while ``"inprogress"`` or ``"pending"``."""
         return Path(self.directory, f".{self._stem(part)}{self.extension}.{state}")
 
+    @property
+    def writer(self) -> WriterId:
+        """The writer that began this transaction."""
+        return WriterId(self.uid, self.subtask, self.fence)
+
+    @property
+    def record(self) -> CommitRecord:
+        """The commit record of the writer that began this transaction."""
+        return CommitRecord(self.writer.path(Path(self.directory), "committed"))
+
     def _stem(self, part: int) -> str:
         return f"part-{self.uid}-{self.subtask}-{self.fence}-{part}"
 
@@ -123,6 +137,11 @@ class PartName:
         )
 
     @property
+    def writer(self) -> WriterId:
+        """The writer that made this part file."""
+        return WriterId(self.uid, self.subtask, self.fence)
+
+    @property
     def order(self) -> tuple[str, int, str, int]:
         """Sort key: operator, subtask, fence, part number."""
         return (self.uid, self.subtask, self.fence, self.part)
@@ -135,7 +154,10 @@ class PartName:
 class PartFiles:
     """The part files of one sink subtask's writer; blocking methods, for worker threads.
 
-    At most one part file is open: the last one of the open transaction.
+    At most one part file is open: the last one of the open transaction. Between ``start``
+    and ``stop`` the writer holds its ``WriterLock``; it removes hidden files of other
+    writers only once their locks are free, so it never touches a running writer's files,
+    in this job or in another one writing to the same directory.
     """
 
     def __init__(
@@ -158,18 +180,44 @@ class PartFiles:
         self._file: BinaryIO | None = None
         self._size = 0
         self._opened_at = 0.0
+        self._lock: WriterLock | None = None
 
     @property
     def key(self) -> tuple[str, int]:
         """The writer's identity: file-name-safe uid and subtask index."""
         return (self.uid, self.context.subtask_index)
 
-    def start(self) -> None:
-        """Create the directory, pick a fence no file uses, remove orphaned in-progress files."""
+    @property
+    def writer(self) -> WriterId:
+        """This writer: its file-name-safe uid, subtask index and fence."""
+        return WriterId(self.uid, self.context.subtask_index, self.fence)
+
+    def start(self, restored: Iterable[WriterId] = ()) -> frozenset[WriterId]:
+        """Lock a fence no file uses, remove ended writers' in-progress files; return predecessors.
+
+        Creates the directory. The writers whose transactions this subtask restored and that
+        have ended are its predecessors, whose leftovers it removes once a checkpoint
+        completes (``remove_leftovers_of``); a restored writer still running is another job's
+        (one started from a savepoint of it), and keeps its files.
+        """
         self.directory.mkdir(parents=True, exist_ok=True)
-        used = {name.fence for name in self._part_names() if name.uid == self.uid}
+        used = {writer.fence for writer in self._hidden_files() if writer.uid == self.uid}
+        used |= {name.fence for name in self._part_names() if name.uid == self.uid}
         self.fence = new_fence(used)
-        self.remove_orphans("inprogress")
+        self._lock = WriterLock.acquire(self.writer.path(self.directory, "lock"))
+        self.remove_ended_in_progress()
+        return frozenset(writer for writer in restored if not self._is_running(writer))
+
+    def stop(self, *, finished: bool) -> None:
+        """Release the lock; once ``finished`` (all committed) drop the commit record too.
+
+        A writer that ended with every transaction committed leaves no hidden file; one that
+        failed leaves its record for the writers that restore its transactions.
+        """
+        if finished:
+            CommitRecord(self.writer.path(self.directory, "committed")).remove()
+        if self._lock is not None:
+            self._lock.release()
 
     def owns(self, txn: FileTransaction) -> bool:
         """Whether ``txn`` was begun by this writer in this attempt."""
@@ -219,16 +267,51 @@ class PartFiles:
         """Close the open part without syncing it: it is about to be deleted."""
         self._close(sync=False)
 
-    def remove_orphans(self, state: PartState) -> None:
-        """Delete this subtask's ``state`` files that other writers left."""
-        for name in self._part_names():
-            if name.state == state and name.fence != self.fence and self._owns_index(name):
-                (self.directory / name.file_name).unlink(missing_ok=True)
+    def remove_ended_in_progress(self) -> None:
+        """Delete the in-progress files and lock files of ended writers of this subtask's index.
 
-    def _owns_index(self, name: PartName) -> bool:
+        An in-progress file is of use to its own writer only, and is never committed; the
+        last subtask also owns the indices beyond the parallelism.
+        """
+        for writer, names in self._hidden_files().items():
+            if self._owns_index(writer) and not self._is_running(writer):
+                self._unlink(name for name in names if name.endswith(".inprogress"))
+                writer.path(self.directory, "lock").unlink(missing_ok=True)
+
+    def remove_leftovers_of(self, writers: Iterable[WriterId]) -> None:
+        """Delete every hidden file of the ended ``writers``: in-progress, pending, record, lock.
+
+        For this subtask's predecessors (``start``), once a checkpoint of this attempt
+        completed: every subtask has then committed the pending transactions it restored, so
+        the pending files left were pre-committed after the restored checkpoint, by an
+        attempt this one replaces.
+        """
+        files = self._hidden_files()
+        for writer in set(writers) - {self.writer}:
+            names = files.get(writer, [])
+            self._unlink(name for name in names if not name.endswith(".lock"))
+            writer.path(self.directory, "lock").unlink(missing_ok=True)
+
+    def _is_running(self, writer: WriterId) -> bool:
+        return writer == self.writer or is_held(writer.path(self.directory, "lock"))
+
+    def _owns_index(self, writer: WriterId) -> bool:
         index, parallelism = self.context.subtask_index, self.context.parallelism
-        beyond = index == parallelism - 1 and name.subtask >= parallelism
-        return name.uid == self.uid and (name.subtask == index or beyond)
+        beyond = index == parallelism - 1 and writer.subtask >= parallelism
+        return writer.uid == self.uid and (writer.subtask == index or beyond)
+
+    def _hidden_files(self) -> dict[WriterId, list[str]]:
+        files: dict[WriterId, list[str]] = defaultdict(list)
+        for name in listed(self.directory):
+            part = PartName.parse(name)
+            found = (part.writer, part.state) if part else WriterId.of_file(name)
+            if found is not None and found[1] is not None:
+                files[found[0]].append(name)
+        return files
+
+    def _unlink(self, names: Iterable[str]) -> None:
+        for name in names:
+            (self.directory / name).unlink(missing_ok=True)
 
     def _part_names(self) -> list[PartName]:
         return [parsed for name in listed(self.directory) if (parsed := PartName.parse(name))]

@@ -14,6 +14,7 @@ import orjson
 from lockgate.connectors.errors import (
     ConnectorError,
 )
+from lockgate.connectors.files.commit_record import CommitRecord
 from lockgate.connectors.files.parts import (
     FileTransaction,
     PartFiles,
@@ -24,8 +25,10 @@ from lockgate.connectors.files.parts import (
     listed,
 )
 from lockgate.connectors.files.source import StrPath
+from lockgate.connectors.files.writer_id import WriterId
 from lockgate.engine import TypeCodec
 from lockgate.engine.io.sinks import SinkContext, TwoPhaseCommitSink, TwoPhaseCommitWriter
+from lockgate.engine.io.transactions import TransactionLog
 
 __all__ = ["FileFormat", "FileSink", "FileTransaction", "RollingPolicy"]
 
@@ -56,15 +59,25 @@ class FileSink(TwoPhaseCommitSink[Any, FileTransaction]):
 
     Recovery: the restored checkpoint's pending transactions are committed by whichever new
     subtask receives them (the engine splits them over the new subtasks, so after a rescale
-    subtask 0 may commit old subtask 2's files), and its open ones are aborted. Files no
-    checkpoint refers to, left by a failed or killed attempt, are removed by the subtask
-    that owns their index (the last subtask also owns indices beyond the parallelism), never
-    by one subtask for all: no subtask sees the whole restored state, and only the owner
-    knows which of its index's files it is writing now. In-progress files are never
-    committed, so the owner removes them on open. A pending file may belong to a restored
-    transaction another subtask commits on open, so the owner removes orphaned pending
-    files after the first checkpoint of its attempt completes, when every subtask has
-    opened and so has committed what it restored.
+    subtask 0 may commit old subtask 2's files), and its open ones are aborted. Each commit
+    is recorded in a hidden commit record of the transaction's writer
+    (``.part-<uid>-<subtask>-<fence>.committed``), so readers may move committed part files
+    away: a restored part whose files are gone counts as committed if the record says so.
+    A restored part with neither its pending file, nor its visible one, nor a record of its
+    commit raises ``ConnectorError``: its records would be lost.
+
+    Cleanup: a writer holds a lock (``.part-<uid>-<subtask>-<fence>.lock``) from open to
+    close, which the OS frees if its process dies, and removes files of other writers only
+    once their locks are free: jobs sharing a directory and a sink uid, or a job started
+    from a savepoint of one still running, never remove each other's files. On open a
+    subtask removes the in-progress files of ended writers of its index (the last subtask
+    also owns indices beyond the parallelism): in-progress files are never committed. After
+    the first checkpoint of its attempt completes (when every subtask has committed what it
+    restored) it removes every hidden file of the ended writers whose transactions it
+    restored: their pending files were pre-committed after the restored checkpoint, by the
+    attempt this one replaces. A writer that ends with everything committed removes its
+    record; pending files of ended writers no restored checkpoint names stay, since a
+    restore of their own checkpoints may still commit them.
     """
 
     def __init__(
@@ -124,20 +137,29 @@ class FileSink(TwoPhaseCommitSink[Any, FileTransaction]):
         await anyio.to_thread.run_sync(self._writer_of(txn).seal, txn)
 
     async def commit(self, txn: FileTransaction) -> None:
-        """Rename the pending part files to their visible names; done parts are skipped.
+        """Rename the pending part files to their visible names and record the commit.
+
+        Parts committed before (visible, or recorded and moved away since) are skipped.
 
         Raises:
-            ConnectorError: a part has neither its pending nor its visible file.
+            ConnectorError: a part has neither its pending file, nor its visible file, nor a
+                recorded commit: its records are lost.
         """
-        await anyio.to_thread.run_sync(partial(_commit_blocking, txn, recovering=False))
+        parts = self._writers.get((txn.uid, txn.subtask))
+        owner = parts is not None and parts.owns(txn)
+        await anyio.to_thread.run_sync(partial(_commit_blocking, txn, compact=owner))
 
     async def recover_and_commit(self, txn: FileTransaction) -> None:
-        """Commit a transaction restored from a checkpoint, skipping parts with no file left.
+        """Commit a transaction restored from a checkpoint, as ``commit`` does.
 
-        A restored transaction may have been committed after the checkpoint was taken, and
-        its visible files moved away since by whoever reads the directory.
+        It may have been committed after the checkpoint was taken, and its visible files moved
+        away since by whoever reads the directory: its writer's commit record tells.
+
+        Raises:
+            ConnectorError: a part has neither its pending file, nor its visible file, nor a
+                recorded commit: something removed the files of a pre-committed transaction.
         """
-        await anyio.to_thread.run_sync(partial(_commit_blocking, txn, recovering=True))
+        await anyio.to_thread.run_sync(partial(_commit_blocking, txn, compact=False))
 
     async def abort(self, txn: FileTransaction) -> None:
         """Delete the transaction's hidden part files, closing the open one."""
@@ -186,56 +208,79 @@ class FileSink(TwoPhaseCommitSink[Any, FileTransaction]):
 
 
 class _FileSinkWriter(TwoPhaseCommitWriter[Any, FileTransaction]):
-    """The engine's two-phase-commit writer, plus the removal of this subtask's orphans."""
+    """The engine's two-phase-commit writer, plus the writer lock and the removal of leftovers.
+
+    Invariant: between open and close the writer holds its lock; it removes the leftovers of
+    its predecessors (the ended writers whose transactions it restored) once, after the
+    first checkpoint of its attempt completes.
+    """
 
     def __init__(self, sink: FileSink, context: SinkContext, parts: PartFiles) -> None:
         super().__init__(sink, context)
         self._file_sink = sink
         self._parts = parts
-        self._pending_orphans_removed = False
+        self._restored = _writers_of(context.restored_state)
+        self._predecessors: frozenset[WriterId] | None = None
 
     async def open(self) -> None:
-        """Pick a fence, remove orphaned in-progress files, then recover and begin."""
-        await anyio.to_thread.run_sync(self._parts.start)
+        """Pick a fence and lock it, remove ended writers' in-progress files, recover, begin."""
+        start = partial(self._parts.start, self._restored)
+        self._predecessors = await anyio.to_thread.run_sync(start)
         self._file_sink._register(self._parts)
         await super().open()
 
     async def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
-        """Commit; after the attempt's first completed checkpoint, remove orphaned pending files.
+        """Commit; after the attempt's first completed checkpoint, remove predecessors' leftovers.
 
-        Every subtask has recovered once a checkpoint of this attempt completed, so a pending
-        file of another writer with this subtask's index is no restored transaction's.
+        Every subtask has recovered once a checkpoint of this attempt completed, so no
+        restored transaction needs a predecessor's hidden files any more.
         """
         await super().notify_checkpoint_complete(checkpoint_id)
-        if not self._pending_orphans_removed:
-            await anyio.to_thread.run_sync(self._parts.remove_orphans, "pending")
-            self._pending_orphans_removed = True
+        predecessors, self._predecessors = self._predecessors, None
+        if predecessors:
+            await anyio.to_thread.run_sync(self._parts.remove_leftovers_of, predecessors)
 
     async def close(self) -> None:
-        """Abort the open transaction, then stop taking transactions."""
+        """Abort the open transaction, stop taking transactions, release the lock."""
+        finished = self.transactions.current is None and not self.transactions.pending
         try:
             await super().close()
         finally:
             self._file_sink._unregister(self._parts)
+            await anyio.to_thread.run_sync(partial(self._parts.stop, finished=finished))
 
 
-def _commit_blocking(txn: FileTransaction, *, recovering: bool) -> None:
-    renamed = False
-    for part in txn.parts:
-        pending, final = txn.hidden_path(part, "pending"), txn.final_path(part)
-        try:
-            os.rename(pending, final)
-        except FileNotFoundError as error:
-            if not (recovering or final.exists()):
-                raise ConnectorError(
-                    f"file sink cannot commit '{final.name}' in '{txn.directory}': neither it nor "
-                    "its pending file exists; something removed the hidden part files of a "
-                    "pre-committed transaction, and its records are lost"
-                ) from error
-        else:
-            renamed = True
+def _writers_of(restored_state: Sequence[Any]) -> frozenset[WriterId]:
+    log: TransactionLog[FileTransaction] = TransactionLog.from_state(restored_state)
+    return frozenset(txn.writer for txn in [*(txn for _, txn in log.pending), *log.lingering])
+
+
+def _commit_blocking(txn: FileTransaction, *, compact: bool) -> None:
+    record = txn.record
+    renamed = [part for part in txn.parts if _renamed(txn, part, record)]
+    if txn.parts:
+        record.add(txn.parts, compact=compact)
     if renamed:
         fsync_directory(Path(txn.directory))
+
+
+def _renamed(txn: FileTransaction, part: int, record: CommitRecord) -> bool:
+    """Rename part ``part`` into place; ``False`` if it was committed before."""
+    final = txn.final_path(part)
+    try:
+        os.rename(txn.hidden_path(part, "pending"), final)
+    except FileNotFoundError as error:
+        if final.exists() or record.covers(part):
+            return False
+        raise ConnectorError(
+            f"file sink '{txn.uid}' cannot commit '{final.name}' in '{txn.directory}' (a "
+            f"transaction of subtask {txn.subtask}): neither it nor its pending file exists, "
+            f"and '{record.path.name}' records no commit of it, so something removed the "
+            "hidden part files of a pre-committed transaction and its records are lost; give "
+            "each job writing to this directory its own sink uid or directory, and restore "
+            "from a checkpoint or savepoint taken after these files were lost"
+        ) from error
+    return True
 
 
 def _abort_blocking(txn: FileTransaction, owner: PartFiles | None) -> None:

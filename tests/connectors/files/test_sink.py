@@ -35,6 +35,11 @@ def names(directory: Path) -> list[str]:
     return sorted(path.name for path in directory.iterdir())
 
 
+def part_file_names(directory: Path) -> list[str]:
+    """The names in ``directory`` but an open writer's lock and commit record."""
+    return [name for name in names(directory) if not name.endswith((".lock", ".committed"))]
+
+
 async def opened(sink: FileSink, **where: Any) -> SinkWriter[Any]:
     writer = sink.create_writer(context(**where))
     await writer.open()
@@ -69,13 +74,13 @@ async def test_written_lines_are_invisible_until_their_checkpoint_completes(tmp_
 async def test_a_written_part_is_in_progress_then_pending_then_visible(tmp_path: Path) -> None:
     writer = await opened(FileSink(tmp_path))
     await writer.write(["a"])
-    in_progress = names(tmp_path)
+    in_progress = part_file_names(tmp_path)
     await writer.snapshot_state(1)
-    pending = names(tmp_path)
+    pending = part_file_names(tmp_path)
     await writer.notify_checkpoint_complete(1)
 
     assert [name.rsplit(".", 1)[-1] for name in in_progress + pending] == ["inprogress", "pending"]
-    assert names(tmp_path) == [pending[0].removeprefix(".").removesuffix(".pending")]
+    assert part_file_names(tmp_path) == [pending[0].removeprefix(".").removesuffix(".pending")]
     await writer.close()
 
 

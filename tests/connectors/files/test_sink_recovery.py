@@ -1,5 +1,6 @@
 """A restored FileSink commits the pending files its checkpoint holds, whichever subtask gets
-them, and each subtask removes the orphaned files of its own index that earlier writers left."""
+them, refuses to lose a part whose files are gone, and removes only the files of writers that
+have ended: never those of a writer still running, in this job or another."""
 
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,20 @@ def leftover(directory: Path, state: str, *, subtask: int = 0, uid: str = "out")
 
 def remove_all(directory: Path) -> None:
     for path in directory.iterdir():
+        path.unlink()
+
+
+def hidden_names(directory: Path) -> list[str]:
+    return sorted(path.name for path in directory.iterdir() if path.name.startswith("."))
+
+
+def pending_files(directory: Path) -> list[Path]:
+    return sorted(directory.glob(".*.pending"))
+
+
+def move_away_committed(sink: FileSink) -> None:
+    """What a reader of the directory may do: take the committed part files elsewhere."""
+    for path in sink.part_files():
         path.unlink()
 
 
@@ -133,16 +148,99 @@ async def test_the_last_subtask_removes_orphans_of_indices_beyond_the_parallelis
     await writer.close()
 
 
-async def test_an_orphaned_pending_file_is_removed_after_the_first_completed_checkpoint(
+async def test_a_restored_writers_later_pending_files_are_removed_after_the_first_checkpoint(
     tmp_path: Path,
 ) -> None:
-    orphan = leftover(tmp_path, "pending")
+    sink = FileSink(tmp_path)
+    writer = await opened(sink, context())
+    await writer.write(["restored"])
+    state = await writer.snapshot_state(1)
+    await writer.write(["pre-committed after the restored checkpoint"])
+    await writer.snapshot_state(2)
+    await writer.close()  # failed before checkpoint 2 completed
+    restored = await opened(sink, context(restored=tuple(state)))
+    later = pending_files(tmp_path)
+
+    await restored.snapshot_state(3)
+    await restored.notify_checkpoint_complete(3)
+
+    assert len(later) == 1, "another subtask may still commit it on open"
+    assert (pending_files(tmp_path), sink.read_lines()) == ([], ["restored"])
+    await restored.close()
+
+
+async def test_a_pending_file_of_a_writer_no_restored_state_names_is_left_alone(
+    tmp_path: Path,
+) -> None:
+    other_jobs = leftover(tmp_path, "pending")  # its own job's restore may still commit it
     writer = await opened(FileSink(tmp_path), context())
 
-    assert orphan.exists(), "another subtask may still commit it on open"
     await writer.snapshot_state(1)
     await writer.notify_checkpoint_complete(1)
-    assert not orphan.exists()
+
+    assert other_jobs.exists()
+    await writer.close()
+
+
+async def test_opening_leaves_the_in_progress_files_of_a_running_writer_alone(
+    tmp_path: Path,
+) -> None:
+    sink = FileSink(tmp_path)
+    running = await opened(sink, context())
+    await running.write(["still being written"])
+
+    second = await opened(FileSink(tmp_path), context())
+    await running.snapshot_state(1)
+    await running.notify_checkpoint_complete(1)
+
+    assert sink.read_lines() == ["still being written"]
+    await second.close()
+    await running.close()
+
+
+async def test_a_writer_restored_from_a_running_one_leaves_its_pending_files_alone(
+    tmp_path: Path,
+) -> None:
+    sink = FileSink(tmp_path)
+    running = await opened(sink, context())
+    savepoint = await running.snapshot_state(1)
+    restored = await opened(FileSink(tmp_path), context(restored=tuple(savepoint)))
+    await running.write(["pending in the running writer"])
+    await running.snapshot_state(2)
+
+    await restored.snapshot_state(1)
+    await restored.notify_checkpoint_complete(1)
+    await running.notify_checkpoint_complete(2)
+
+    assert sink.read_lines() == ["pending in the running writer"]
+    await restored.close()
+    await running.close()
+
+
+async def test_a_killed_writers_lock_file_and_in_progress_files_are_removed_on_open(
+    tmp_path: Path,
+) -> None:
+    orphan = leftover(tmp_path, "inprogress")
+    lock = tmp_path / f".part-out-0-{DEAD_FENCE}.lock"
+    lock.touch()  # a killed process leaves it, and the lock on it dies with the process
+
+    writer = await opened(FileSink(tmp_path), context())
+
+    assert (orphan.exists(), lock.exists()) == (False, False)
+    await writer.close()
+
+
+async def test_recovering_a_transaction_whose_pending_files_were_removed_raises(
+    tmp_path: Path,
+) -> None:
+    sink = FileSink(tmp_path)
+    state = await pre_committed(sink, ["lost"], context())
+    for path in pending_files(tmp_path):
+        path.unlink()
+
+    writer = sink.create_writer(context(restored=tuple(state)))
+    with pytest.raises(ConnectorError, match=r"'out'.*neither it nor its pending.*lost"):
+        await writer.open()
     await writer.close()
 
 
@@ -155,9 +253,36 @@ async def test_recovering_a_transaction_whose_files_were_moved_away_does_nothing
     state = await writer.snapshot_state(1)
     await writer.notify_checkpoint_complete(1)
     await writer.close()
-    remove_all(tmp_path)
+    move_away_committed(sink)
 
     restored = await opened(sink, context(restored=tuple(state)))
 
     assert sink.read_lines() == []
     await restored.close()
+
+
+async def test_a_transaction_committed_in_recovery_and_moved_away_is_recovered_again(
+    tmp_path: Path,
+) -> None:
+    sink = FileSink(tmp_path)
+    state = await pre_committed(sink, ["committed by the first restore"], context())
+    first = await opened(sink, context(restored=tuple(state)))
+    await first.close()  # failed before a checkpoint of its own completed
+    move_away_committed(sink)
+
+    second = await opened(sink, context(restored=tuple(state)))
+
+    assert sink.read_lines() == []
+    await second.close()
+
+
+async def test_a_writer_that_committed_everything_leaves_no_hidden_file(tmp_path: Path) -> None:
+    writer = await opened(FileSink(tmp_path), context())
+    await writer.write(["a"])
+    await writer.finish()
+    await writer.snapshot_state(1)
+    await writer.notify_checkpoint_complete(1)
+
+    await writer.close()
+
+    assert hidden_names(tmp_path) == []
