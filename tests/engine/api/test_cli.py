@@ -13,6 +13,7 @@ import pytest
 from lockgate.connectors import CollectionSource, CollectSink
 from lockgate.engine import StreamEnvironment
 from lockgate.engine.api.cli import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, main
+from tests.engine.checkpointing.test_metadata import resealed
 from tests.engine.restore.test_reader import MAX_PARALLELISM, write_snapshot
 
 ROOT = Path(__file__).parents[3]
@@ -123,6 +124,22 @@ def test_inspect_of_a_missing_savepoint_is_one_error_line(
 
     assert status == EXIT_USAGE
     assert one_error_line(capsys.readouterr().err).startswith("lockgate: error: no checkpoint")
+
+
+def test_inspect_json_of_an_id_of_309_digits_is_one_error_line_naming_the_file(
+    savepoint: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    metadata = Path(savepoint)
+    content = orjson.dumps(orjson.loads(metadata.read_bytes())["content"])
+    huge = b'"checkpoint_id":1' + b"0" * 308
+    metadata.write_bytes(resealed(content.replace(b'"checkpoint_id":7', huge)))
+
+    status = main(["savepoint", "inspect", savepoint, "--json"])
+
+    assert status == EXIT_USAGE
+    line = one_error_line(capsys.readouterr().err)
+    assert f"{metadata} is corrupt" in line
+    assert "checkpoint_id must be an integer" in line
 
 
 def test_check_of_the_same_job_succeeds_and_prints_the_mapping(
