@@ -13,6 +13,7 @@ from lockgate.engine.checkpointing.completed import CompletedCheckpoint, Complet
 from lockgate.engine.checkpointing.config import CheckpointConfig
 from lockgate.engine.checkpointing.coordinator import CheckpointCoordinator, CoordinatorSetup
 from lockgate.engine.checkpointing.messages import AttemptDeployed
+from lockgate.engine.checkpointing.metadata import CheckpointMetadata
 from lockgate.engine.checkpointing.requests import CheckpointRequest, CheckpointTicket
 from lockgate.engine.checkpointing.shared_registry import SharedStateRegistry
 from lockgate.engine.checkpointing.statistics import CheckpointStatistics
@@ -69,8 +70,7 @@ class JobMaster:
         self.failures: list[BaseException] = []
         restore = settings.restore
         self._next_checkpoint_id = 1 + (restore.metadata.checkpoint_id if restore else 0)
-        self._restore_from = None if restore is None else restore.metadata
-        self._restore_storage = settings.storage if restore is None else restore.storage
+        self._restore = restore  # what the next attempt restores from
         if restore is not None and restore.claim:
             self.store.add(_claimed(restore))
             self.registry.register(restore.metadata)  # its shared files are the job's now
@@ -104,9 +104,10 @@ class JobMaster:
             await clock.sleep(delay)
             self.attempt_number += 1
             latest = self.store.latest
-            if latest is not None and latest.metadata is not self._restore_from:
-                self._restore_from = latest.metadata
-                self._restore_storage = self.settings.storage
+            if latest is not None and (
+                self._restore is None or latest.metadata is not self._restore.metadata
+            ):
+                self._restore = self._own_checkpoint(latest.metadata)
 
     def cancel(self) -> None:
         """Stop every subtask of the current attempt now, and start no other."""
@@ -164,17 +165,24 @@ class JobMaster:
             raise failure
         return not self._cancelled
 
+    def _own_checkpoint(self, metadata: CheckpointMetadata) -> RestoreSettings:
+        first = self.settings.restore
+        return RestoreSettings(
+            metadata,
+            self.settings.storage,
+            "",
+            allow_non_restored_state=first is not None and first.allow_non_restored_state,
+            own_checkpoint=True,
+        )
+
     async def _load_restored(self) -> dict[str, Any]:
-        if self._restore_from is None:
+        if self._restore is None:
             return {}
-        restore = self.settings.restore
         backend = self.options.state_backend
         return await load_restored_state(
-            self._restore_from,
+            self._restore,
             self.plan,
-            self._restore_storage,
             self.options.max_parallelism,
-            allow_non_restored_state=restore is not None and restore.allow_non_restored_state,
             codec=self.settings.savepoint_codec,
             native_target=backend if isinstance(backend, NativeRestoreTarget) else None,
         )
