@@ -13,10 +13,11 @@ from lockgate.engine.checkpointing.metadata import CheckpointMetadata, OperatorS
 from lockgate.engine.checkpointing.native_state import NativeKeyedState
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot
 from lockgate.engine.checkpointing.storage import CheckpointStorage
-from lockgate.engine.errors import RestoreError
+from lockgate.engine.errors import CheckpointNotFound, RestoreError
 from lockgate.engine.graph.planning import ExecutionPlan
 from lockgate.engine.restore.channel_state import channel_state_problems
-from lockgate.engine.restore.compatibility import check_restore
+from lockgate.engine.restore.compatibility import check_restore, snapshot_name
+from lockgate.engine.restore.consistency import check_chain, check_state_file
 from lockgate.engine.restore.decoding import Decoder, restore_decoder
 from lockgate.engine.restore.increments import apply_increments
 from lockgate.engine.restore.native import (
@@ -46,7 +47,9 @@ async def load_restored_state(
     max_parallelism, or state for an operator uid the job no longer has (unless
     ``allow_non_restored_state``, which drops that state), or in-flight records of an
     unaligned checkpoint on channels the job runs at another parallelism (or no longer
-    has).
+    has); and, naming the file, when a state file contradicts the metadata
+    (``consistency.py``). A missing state file raises ``CheckpointNotFound`` saying the
+    checkpoint is incomplete.
 
     State files are read by their bytes (``decoding.py``): canonical ones with ``codec``
     (values of user types), pickled ones only for the job's own checkpoint
@@ -104,19 +107,38 @@ class _Reader:
         self, uid: str, handles: OperatorStateHandles, snapshots: list[OperatorSnapshot]
     ) -> None:
         # Appends as it reads, so that a failure leaves what was downloaded to delete.
-        for handle in handles.handles:
+        for index, handle in enumerate(handles.handles):
             if handle is None:
                 snapshots.append(OperatorSnapshot(uid))
                 continue
-            snapshots.append(
-                await read_whole(
-                    handle,
-                    self.storage,
-                    self.decoder,
-                    self.metadata.max_parallelism,
-                    native_target=self.native_target,
-                )
+            subtask = f"'{uid}' {index + 1}/{handles.parallelism}"
+            snapshots.append(await self._read(handle, subtask))
+            check_state_file(
+                snapshots[-1],
+                uid=uid,
+                location=handle.location,
+                max_parallelism=self.metadata.max_parallelism,
             )
+
+    async def _read(self, handle: StateHandle, subtask: str) -> OperatorSnapshot:
+        try:
+            return await read_whole(
+                handle,
+                self.storage,
+                self.decoder,
+                self.metadata.max_parallelism,
+                native_target=self.native_target,
+            )
+        except CheckpointNotFound as error:
+            raise CheckpointNotFound(_incomplete(self.metadata, subtask, error)) from error
+
+
+def _incomplete(metadata: CheckpointMetadata, subtask: str, error: CheckpointNotFound) -> str:
+    return (
+        f"{snapshot_name(metadata)} of job '{metadata.job_name}' is incomplete: {error} "
+        f"(state of operator subtask {subtask}); it cannot be restored: restore an older "
+        "checkpoint or a savepoint instead"
+    )
 
 
 async def read_whole(
@@ -133,6 +155,10 @@ async def read_whole(
     (then the chain is applied), or RocksDB's files (``native``; ``handle.shared`` are its
     SST files). Those are read back into plain key groups, or, if ``native_target`` opens
     them as they are, downloaded into a folder it gives (see ``load_restored_state``).
+
+    Raises:
+        RestoreError: naming ``handle.location``, when it is a delta without a full
+            snapshot to build on.
     """
     last = await _read(handle, storage, decoder)
     if last.native is not None:
@@ -142,10 +168,9 @@ async def read_whole(
         return await with_plain_keyed_state(
             last, storage, max_parallelism, location=handle.location
         )
-    if not handle.shared:
-        return last
-    earlier = [await _read(file, storage, decoder) for file in handle.shared]
-    return apply_increments([*earlier, last])
+    chain = [*[await _read(file, storage, decoder) for file in handle.shared], last]
+    check_chain(chain, location=handle.location)
+    return apply_increments(chain) if len(chain) > 1 else last
 
 
 def _download_folder(native: NativeKeyedState, target: NativeRestoreTarget | None) -> Path | None:

@@ -13,7 +13,7 @@ from lockgate.engine.errors import (
     UnsupportedCheckpointVersion,
 )
 
-__all__ = ["CheckpointStorage", "newest_readable"]
+__all__ = ["CheckpointStorage", "missing_state_file", "newest_readable"]
 
 
 @runtime_checkable
@@ -33,7 +33,10 @@ class CheckpointStorage(Protocol):
         ...
 
     async def read_state(self, handle: StateHandle) -> bytes:
-        """Return the bytes ``handle`` refers to, verified against its size and checksum."""
+        """Return the bytes ``handle`` refers to, verified against its size and checksum.
+
+        A file that is not there raises ``CheckpointNotFound`` naming it as a state file.
+        """
         ...
 
     async def write_shared(self, job: str, name: str, data: bytes) -> StateHandle:
@@ -84,3 +87,8 @@ async def newest_readable(
         except (CheckpointNotFound, CorruptCheckpoint, UnsupportedCheckpointVersion):
             continue
     return None
+
+
+def missing_state_file(location: str) -> CheckpointNotFound:
+    """The error ``read_state`` raises for a state file that is not at ``location``."""
+    return CheckpointNotFound(f"no state file at {location}")

@@ -30,7 +30,10 @@ import anyio.to_thread
 from lockgate.engine.checkpointing.checksum import checksum_of, verify_state
 from lockgate.engine.checkpointing.messages import StateHandle
 from lockgate.engine.checkpointing.metadata import CheckpointMetadata
-from lockgate.engine.checkpointing.storage.checkpoint_storage import newest_readable
+from lockgate.engine.checkpointing.storage.checkpoint_storage import (
+    missing_state_file,
+    newest_readable,
+)
 from lockgate.engine.checkpointing.storage.layout import (
     METADATA_NAME,
     SHARED_FOLDER,
@@ -137,7 +140,11 @@ def _write_state(path: Path, data: bytes) -> StateHandle:
 
 
 def _read_state(handle: StateHandle) -> bytes:
-    return verify_state(handle, _read(Path(handle.location)))
+    try:
+        data = Path(handle.location).read_bytes()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        raise missing_state_file(handle.location) from None
+    return verify_state(handle, data)
 
 
 def _write_metadata(path: Path, metadata: CheckpointMetadata, base_path: Path) -> None:
