@@ -42,6 +42,8 @@ class RestoreSettings:
     state files were written by the engine for this job, and are unpickled. Every other
     snapshot's state files are read in the canonical savepoint format only, whatever its
     metadata says, unless the job opted in with ``allow_pickle_in_savepoints()``.
+    ``fall_back`` (``"latest"``) lets a restore whose state files are missing or corrupt
+    take the newest older checkpoint instead.
     """
 
     metadata: CheckpointMetadata
@@ -50,6 +52,7 @@ class RestoreSettings:
     allow_non_restored_state: bool = False
     claim: bool = False
     own_checkpoint: bool = False
+    fall_back: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +128,7 @@ async def _latest(storage: CheckpointStorage, job: str, options: RestoreOptions)
         options.allow_non_restored_state,
         claim=options.claim,
         own_checkpoint=True,
+        fall_back=True,
     )
 
 

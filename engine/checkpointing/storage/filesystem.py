@@ -94,14 +94,15 @@ class FileSystemCheckpointStorage:
         """Read the metadata at ``location``, a ``_metadata`` file or a ``chk-<id>`` folder."""
         return await anyio.to_thread.run_sync(_read_metadata, _metadata_path(location))
 
-    async def latest(self, job: str) -> CheckpointMetadata | None:
-        """Return the newest readable checkpoint of ``job``, or ``None``."""
+    async def latest(self, job: str, *, before: int | None = None) -> CheckpointMetadata | None:
+        """Return the newest readable checkpoint of ``job`` (with an id below ``before``)."""
         job_folder = self.base_path / check_job_name(job)
         return await newest_readable(
             await self.completed(job),
             lambda checkpoint_id: self.read_metadata(
                 str(job_folder / checkpoint_folder(checkpoint_id))
             ),
+            before=before,
         )
 
     async def completed(self, job: str) -> list[int]:

@@ -77,14 +77,15 @@ class MemoryCheckpointStorage:
             self._read(metadata_location), location=metadata_location
         )
 
-    async def latest(self, job: str) -> CheckpointMetadata | None:
-        """Return the newest readable checkpoint of ``job``, or ``None``."""
+    async def latest(self, job: str, *, before: int | None = None) -> CheckpointMetadata | None:
+        """Return the newest readable checkpoint of ``job`` (with an id below ``before``)."""
         folder = _SCHEME + check_job_name(job)
         return await newest_readable(
             await self.completed(job),
             lambda checkpoint_id: self.read_metadata(
                 f"{folder}/{checkpoint_folder(checkpoint_id)}"
             ),
+            before=before,
         )
 
     async def completed(self, job: str) -> list[int]:

@@ -132,14 +132,15 @@ class S3CheckpointStorage:
         metadata = CheckpointMetadata.from_bytes(await self._get(location), location=location)
         return metadata.resolved(location.rsplit("/", 1)[0])
 
-    async def latest(self, job: str) -> CheckpointMetadata | None:
-        """Return the newest readable checkpoint of ``job``, or ``None``."""
+    async def latest(self, job: str, *, before: int | None = None) -> CheckpointMetadata | None:
+        """Return the newest readable checkpoint of ``job`` (with an id below ``before``)."""
         async with self.connection.client():  # one client for the listing and the reads
             return await newest_readable(
                 await self.completed(job),
                 lambda checkpoint_id: self.read_metadata(
                     _url(self.bucket, self._key(job, checkpoint_folder(checkpoint_id)))
                 ),
+                before=before,
             )
 
     async def completed(self, job: str) -> list[int]:

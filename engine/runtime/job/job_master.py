@@ -22,6 +22,7 @@ from lockgate.engine.checkpointing.storage.layout import METADATA_NAME
 from lockgate.engine.errors import EngineError, JobError, RestoreError, StateEncodingError
 from lockgate.engine.graph.job_graph import OperatorKind
 from lockgate.engine.graph.planning import ExecutionPlan
+from lockgate.engine.restore.fallback import load_newest_restorable
 from lockgate.engine.restore.loader import load_restored_state
 from lockgate.engine.restore.native import discard_downloads
 from lockgate.engine.restore.resolve import RestoreSettings
@@ -173,14 +174,19 @@ class JobMaster:
             "",
             allow_non_restored_state=first is not None and first.allow_non_restored_state,
             own_checkpoint=True,
+            fall_back=True,
         )
 
     async def _load_restored(self) -> dict[str, Any]:
         if self._restore is None:
             return {}
+        self._restore, restored = await load_newest_restorable(self.name, self._restore, self._load)
+        return restored
+
+    async def _load(self, restore: RestoreSettings) -> dict[str, Any]:
         backend = self.options.state_backend
         return await load_restored_state(
-            self._restore,
+            restore,
             self.plan,
             self.options.max_parallelism,
             codec=self.settings.savepoint_codec,
