@@ -9,6 +9,7 @@ import pytest
 from lockgate.engine.checkpointing.storage import (
     FileSystemCheckpointStorage,
     MemoryCheckpointStorage,
+    storage_for,
 )
 from lockgate.engine.restore.trust import is_in_storage
 
@@ -32,3 +33,21 @@ def test_a_file_outside_the_storage_folder_is_not_in_it(tmp_path: Path, location
 
 def test_a_memory_storage_holds_no_file_on_disk(tmp_path: Path) -> None:
     assert not is_in_storage(MemoryCheckpointStorage(), str(tmp_path / "chk-3" / "sums-0"))
+
+
+@pytest.mark.parametrize(
+    ("location", "inside"),
+    [
+        ("s3://bucket/checkpoints/job/chk-3/sums-0", True),
+        ("s3a://bucket/checkpoints/job/chk-3/sums-0", True),
+        ("s3://bucket/checkpoints-old/job/chk-3/sums-0", False),
+        ("s3://other/checkpoints/job/chk-3/sums-0", False),
+        ("s3://bucket/checkpoints/../downloads/sums-0", False),
+    ],
+)
+def test_an_s3_object_is_in_the_storage_under_its_bucket_and_prefix(
+    location: str, inside: bool
+) -> None:
+    storage = storage_for("s3://bucket/checkpoints")
+
+    assert is_in_storage(storage, location) is inside
