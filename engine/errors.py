@@ -18,7 +18,8 @@ EngineError
 │   ├── UnsupportedCheckpointVersion  the metadata was written in a format version this
 │   │                          lockgate cannot read
 │   └── UnsupportedCheckpointStorage  the storage URL names a backend that is not available
-├── RestoreError               a checkpoint cannot be restored into this job (names the uid)
+├── RestoreError               a checkpoint cannot be restored into this job (names the uid),
+│   │                          or a state file contradicts its metadata (names the file)
 │   ├── IncompatibleState      a restored state does not fit its declaration (kind, values)
 │   └── SavepointFormatError   a savepoint's bytes cannot be read as they are: damaged, a newer
 │                              format version, an unregistered type, or a pickled value that

@@ -8,9 +8,14 @@
 ``PATH`` is a ``_metadata`` file or its folder: a path, a ``file://`` URL or an ``s3://`` URL.
 ``--job`` names a ``StreamEnvironment`` with its job built, or a function taking no argument
 that returns one; its module is imported (the current folder is searched first), which runs
-its code. Exit status: 0 on success (for ``check``: the restore would succeed), 1 when
-``check`` finds problems, 2 when the command cannot run (bad arguments, an unreadable
-savepoint, a ``--job`` that names no job); errors are one line on stderr.
+its code. ``check`` then restores the savepoint as the job would, up to the operators'
+``open()``: it reads every state file, builds each operator with state on its share, and
+runs its functions' ``open()`` and ``close()``, so a state declared as another kind than it
+was is found; no record flows, and sources and sinks are not opened.
+
+Exit status: 0 on success (for ``check``: the restore would succeed), 1 when ``check`` finds
+problems, 2 when the command cannot run (bad arguments, an unreadable savepoint, a ``--job``
+that names no job); errors are one line on stderr.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from functools import partial
 from types import ModuleType
 from typing import Any
@@ -40,9 +46,12 @@ from lockgate.engine.restore.compatibility import (
 from lockgate.engine.restore.reader import (
     OperatorContents,
     SnapshotContents,
+    absolute_location,
     read_metadata,
     read_snapshot,
 )
+from lockgate.engine.restore.resolve import RestoreOptions, resolve_restore
+from lockgate.engine.runtime.job.trial_restore import trial_restore
 
 __all__ = ["EXIT_OK", "EXIT_PROBLEMS", "EXIT_USAGE", "main"]
 
@@ -136,9 +145,27 @@ def _check(args: argparse.Namespace) -> int:
         env.max_parallelism,
         allow_non_restored_state=args.allow_non_restored_state,
     )
+    if report.ok:  # the metadata fits; so must every state file and every open()
+        report = replace(report, problems=anyio.run(_tried, env, args))
     dropping = args.allow_non_restored_state
     print("\n".join(_judged(metadata, args.job, report, dropping=dropping)))
     return EXIT_OK if report.ok else EXIT_PROBLEMS
+
+
+async def _tried(env: StreamEnvironment, args: argparse.Namespace) -> list[str]:
+    # The restore itself, up to the operators' open(): the job's storage decides which
+    # pickles may be read, its codec how values decode.
+    options = RestoreOptions(allow_non_restored_state=args.allow_non_restored_state)
+    location = absolute_location(args.path)
+    restore = await resolve_restore(env.checkpoint_storage, "", location, options)
+    assert restore is not None, "a location always resolves to a snapshot"
+    return await trial_restore(
+        restore,
+        env.plan(),
+        env.max_parallelism,
+        codec=env._savepoint_codec(),
+        clock=env.clock,
+    )
 
 
 def _summary(contents: SnapshotContents) -> dict[str, Any]:

@@ -12,6 +12,7 @@ a format name, a format version and the SHA-256 checksum of the content::
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -33,6 +34,8 @@ Version 2 added the ``shared`` files of incremental snapshots to state handles.
 _READABLE_VERSIONS = (1, 2)
 
 _FORMAT = "lockgate-checkpoint-metadata"
+
+_LARGEST_INTEGER = 2**63 - 1  # what every JSON reader holds exactly; orjson, too
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,8 +117,10 @@ class CheckpointMetadata:
         """Decode bytes written by ``to_bytes``.
 
         Raises:
-            CorruptCheckpoint: naming ``location``, when the bytes are not metadata or their
-                checksum does not match.
+            CorruptCheckpoint: naming ``location``, when the bytes are not metadata, their
+                checksum does not match, or their content has not the shape ``to_bytes``
+                writes (every field of its type: ids non-negative integers, flags booleans,
+                names strings, the timestamp a finite number).
             UnsupportedCheckpointVersion: when the format version is not one this lockgate
                 reads.
         """
@@ -125,8 +130,8 @@ class CheckpointMetadata:
             raise CorruptCheckpoint(location, "the checksum of its content does not match")
         try:
             return _metadata(envelope["content"], version=envelope["version"])
-        except (KeyError, TypeError, ValueError) as error:
-            raise CorruptCheckpoint(location, f"its content is malformed ({error!r})") from error
+        except ValueError as error:
+            raise CorruptCheckpoint(location, f"its content is malformed: {error}") from error
 
 
 def _content(metadata: CheckpointMetadata) -> dict[str, Any]:
@@ -214,29 +219,103 @@ def _envelope(data: bytes, location: str) -> dict[str, Any]:
     return envelope
 
 
-def _metadata(content: dict[str, Any], *, version: int) -> CheckpointMetadata:
+def _metadata(content: Any, *, version: int) -> CheckpointMetadata:
+    fields = _Fields(_object(content, "content"), "")
     return CheckpointMetadata(
-        job_name=str(content["job_name"]),
-        checkpoint_id=int(content["checkpoint_id"]),
-        timestamp=float(content["timestamp"]),
-        max_parallelism=int(content["max_parallelism"]),
-        operators={uid: _operator(value) for uid, value in content["operators"].items()},
-        is_savepoint=bool(content["is_savepoint"]),
+        job_name=_text(fields["job_name"], "job_name"),
+        checkpoint_id=_integer(fields["checkpoint_id"], "checkpoint_id"),
+        timestamp=_finite(fields["timestamp"], "timestamp"),
+        max_parallelism=_integer(fields["max_parallelism"], "max_parallelism", minimum=1),
+        operators={
+            uid: _operator(value, f"operators[{uid!r}]")
+            for uid, value in _object(fields["operators"], "operators").items()
+        },
+        is_savepoint=_flag(fields["is_savepoint"], "is_savepoint"),
         version=version,
     )
 
 
-def _operator(value: dict[str, Any]) -> OperatorStateHandles:
-    handles = tuple(None if h is None else _handle(h) for h in value["handles"])
-    return OperatorStateHandles(parallelism=int(value["parallelism"]), handles=handles)
-
-
-def _handle(value: dict[str, Any]) -> StateHandle:
-    shared = tuple(_handle(item) for item in value.get("shared", ()))
-    return StateHandle(
-        str(value["location"]),
-        int(value["size"]),
-        str(value["checksum"]),
-        shared,
-        bool(value.get("is_shared", False)),
+def _operator(value: Any, name: str) -> OperatorStateHandles:
+    fields = _Fields(_object(value, name), name)
+    handles = _array(fields["handles"], f"{name}.handles")
+    return OperatorStateHandles(
+        parallelism=_integer(fields["parallelism"], f"{name}.parallelism", minimum=1),
+        handles=tuple(
+            None if h is None else _handle(h, f"{name}.handles[{i}]") for i, h in enumerate(handles)
+        ),
     )
+
+
+def _handle(value: Any, name: str) -> StateHandle:
+    fields = _Fields(_object(value, name), name)
+    shared = _array(fields.get("shared", []), f"{name}.shared")
+    return StateHandle(
+        _text(fields["location"], f"{name}.location"),
+        _integer(fields["size"], f"{name}.size"),
+        _text(fields["checksum"], f"{name}.checksum"),
+        tuple(_handle(item, f"{name}.shared[{i}]") for i, item in enumerate(shared)),
+        _flag(fields.get("is_shared", False), f"{name}.is_shared"),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Fields:
+    """The members of one JSON object of the metadata, named ``name`` in messages."""
+
+    members: dict[str, Any]
+    name: str
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self.members:
+            raise ValueError(f"{self.name or 'it'} lacks the field {key!r}")
+        return self.members[key]
+
+    def get(self, key: str, default: Any) -> Any:
+        return self.members.get(key, default)
+
+
+# The readers below return a decoded JSON value if it has the shape the field needs, else
+# raise ValueError naming the field: metadata that passes its checksum is still untrusted.
+
+
+def _object(value: Any, name: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ValueError(f"{name} must be an object; got {_shown(value)}")
+    return value
+
+
+def _array(value: Any, name: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise ValueError(f"{name} must be a list; got {_shown(value)}")
+    return value
+
+
+def _text(value: Any, name: str) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"{name} must be a string; got {_shown(value)}")
+    return value
+
+
+def _flag(value: Any, name: str) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be true or false; got {_shown(value)}")
+    return value
+
+
+def _integer(value: Any, name: str, *, minimum: int = 0) -> int:
+    # bool is an int in Python, and JSON integers past 64 bits decode as floats: both refused.
+    if type(value) is not int or not minimum <= value <= _LARGEST_INTEGER:
+        raise ValueError(
+            f"{name} must be an integer from {minimum} to {_LARGEST_INTEGER}; got {_shown(value)}"
+        )
+    return value
+
+
+def _finite(value: Any, name: str) -> float:
+    if type(value) not in (int, float) or not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number; got {_shown(value)}")
+    return float(value)
+
+
+def _shown(value: Any) -> str:
+    return f"{value!r:.60}"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -12,12 +11,14 @@ import anyio.to_thread
 from lockgate.engine.checkpointing.messages import StateHandle
 from lockgate.engine.checkpointing.metadata import CheckpointMetadata, OperatorStateHandles
 from lockgate.engine.checkpointing.native_state import NativeKeyedState
-from lockgate.engine.checkpointing.snapshots import OperatorSnapshot, decode_snapshot
+from lockgate.engine.checkpointing.snapshots import OperatorSnapshot
 from lockgate.engine.checkpointing.storage import CheckpointStorage
-from lockgate.engine.errors import RestoreError
+from lockgate.engine.errors import CheckpointNotFound, RestoreError
 from lockgate.engine.graph.planning import ExecutionPlan
 from lockgate.engine.restore.channel_state import channel_state_problems
-from lockgate.engine.restore.compatibility import check_restore
+from lockgate.engine.restore.compatibility import check_restore, snapshot_name
+from lockgate.engine.restore.consistency import check_chain, check_state_file
+from lockgate.engine.restore.decoding import Decoder, restore_decoder
 from lockgate.engine.restore.increments import apply_increments
 from lockgate.engine.restore.native import (
     discard_downloads,
@@ -25,34 +26,35 @@ from lockgate.engine.restore.native import (
     with_plain_keyed_state,
 )
 from lockgate.engine.restore.redistribute import redistribute
-from lockgate.engine.savepoints.format import decode_savepoint_state
+from lockgate.engine.restore.resolve import RestoreSettings
 from lockgate.engine.savepoints.values import ValueCodec
 from lockgate.engine.state.native_snapshot import NativeRestoreTarget
 
 __all__ = ["load_restored_state", "read_whole"]
 
-Decoder = Callable[..., OperatorSnapshot]
-
 
 async def load_restored_state(
-    metadata: CheckpointMetadata,
+    restore: RestoreSettings,
     plan: ExecutionPlan,
-    storage: CheckpointStorage,
     max_parallelism: int,
     *,
-    allow_non_restored_state: bool = False,
     codec: ValueCodec | None = None,
     native_target: NativeRestoreTarget | None = None,
 ) -> dict[str, list[OperatorSnapshot]]:
-    """Read every operator's state of ``metadata``, redistributed to the plan's parallelism.
+    """Read every operator's state of ``restore``, redistributed to the plan's parallelism.
 
     Raises ``RestoreError`` when the checkpoint cannot belong to this job: another
     max_parallelism, or state for an operator uid the job no longer has (unless
     ``allow_non_restored_state``, which drops that state), or in-flight records of an
     unaligned checkpoint on channels the job runs at another parallelism (or no longer
-    has). A savepoint's files are read
-    in the canonical format only (values of user types decode with ``codec``), never as
-    pickle: a savepoint file that is not canonical fails the restore.
+    has); and, naming the file, when a state file contradicts the metadata
+    (``consistency.py``). A missing state file raises ``CheckpointNotFound`` saying the
+    checkpoint is incomplete.
+
+    State files are read by their bytes (``decoding.py``): canonical ones with ``codec``
+    (values of user types), pickled ones only for the job's own checkpoint
+    (``restore.own_checkpoint``) or if ``codec`` allows pickle (the user's opt-in), and
+    never for a savepoint; otherwise the restore fails before anything is unpickled.
 
     Native keyed state (an incremental RocksDB checkpoint's files) is read into plain key
     groups, unless ``native_target`` (the job's state backend) opens such files as they are
@@ -62,13 +64,19 @@ async def load_restored_state(
     The caller deletes the folders no backend took (``discard_downloads``); if loading
     fails, this function deletes them.
     """
+    metadata = restore.metadata
     report = check_restore(
-        metadata, plan, max_parallelism, allow_non_restored_state=allow_non_restored_state
+        metadata, plan, max_parallelism, allow_non_restored_state=restore.allow_non_restored_state
     )
     if not report.ok:
         raise RestoreError(" ".join(report.problems))
     parallelism = {node.uid: node.parallelism for node in plan.graph}
-    decode = _savepoint_decoder(codec or ValueCodec()) if metadata.is_savepoint else decode_snapshot
+    codec = codec or ValueCodec()
+    decode = restore_decoder(
+        codec,
+        savepoint=metadata.is_savepoint,
+        may_unpickle=restore.own_checkpoint or codec.allow_pickle,
+    )
     restored: dict[str, list[OperatorSnapshot]] = {}
     try:
         for uid, handles in metadata.operators.items():
@@ -76,7 +84,7 @@ async def load_restored_state(
                 snapshots: list[OperatorSnapshot] = []
                 restored[uid] = snapshots
                 target = native_target if len(handles.handles) == parallelism[uid] else None
-                reader = _Reader(storage, decode, max_parallelism, target)
+                reader = _Reader(restore.storage, decode, metadata, target)
                 await reader.read_all(uid, handles, snapshots)
                 problems = channel_state_problems(uid, snapshots, metadata, plan)
                 if problems:
@@ -88,37 +96,49 @@ async def load_restored_state(
     return restored
 
 
-def _savepoint_decoder(codec: ValueCodec) -> Decoder:
-    def decode(data: bytes, *, location: str) -> OperatorSnapshot:
-        return decode_savepoint_state(data, codec, location=location)
-
-    return decode
-
-
 @dataclass(frozen=True, slots=True)
 class _Reader:
     storage: CheckpointStorage
     decoder: Decoder
-    max_parallelism: int
+    metadata: CheckpointMetadata
     native_target: NativeRestoreTarget | None
 
     async def read_all(
         self, uid: str, handles: OperatorStateHandles, snapshots: list[OperatorSnapshot]
     ) -> None:
         # Appends as it reads, so that a failure leaves what was downloaded to delete.
-        for handle in handles.handles:
+        for index, handle in enumerate(handles.handles):
             if handle is None:
                 snapshots.append(OperatorSnapshot(uid))
-            else:
-                snapshots.append(
-                    await read_whole(
-                        handle,
-                        self.storage,
-                        self.decoder,
-                        self.max_parallelism,
-                        native_target=self.native_target,
-                    )
-                )
+                continue
+            subtask = f"'{uid}' {index + 1}/{handles.parallelism}"
+            snapshots.append(await self._read(handle, subtask))
+            check_state_file(
+                snapshots[-1],
+                uid=uid,
+                location=handle.location,
+                max_parallelism=self.metadata.max_parallelism,
+            )
+
+    async def _read(self, handle: StateHandle, subtask: str) -> OperatorSnapshot:
+        try:
+            return await read_whole(
+                handle,
+                self.storage,
+                self.decoder,
+                self.metadata.max_parallelism,
+                native_target=self.native_target,
+            )
+        except CheckpointNotFound as error:
+            raise CheckpointNotFound(_incomplete(self.metadata, subtask, error)) from error
+
+
+def _incomplete(metadata: CheckpointMetadata, subtask: str, error: CheckpointNotFound) -> str:
+    return (
+        f"{snapshot_name(metadata)} of job '{metadata.job_name}' is incomplete: {error} "
+        f"(state of operator subtask {subtask}); it cannot be restored: restore an older "
+        "checkpoint or a savepoint instead"
+    )
 
 
 async def read_whole(
@@ -135,6 +155,10 @@ async def read_whole(
     (then the chain is applied), or RocksDB's files (``native``; ``handle.shared`` are its
     SST files). Those are read back into plain key groups, or, if ``native_target`` opens
     them as they are, downloaded into a folder it gives (see ``load_restored_state``).
+
+    Raises:
+        RestoreError: naming ``handle.location``, when it is a delta without a full
+            snapshot to build on.
     """
     last = await _read(handle, storage, decoder)
     if last.native is not None:
@@ -144,10 +168,9 @@ async def read_whole(
         return await with_plain_keyed_state(
             last, storage, max_parallelism, location=handle.location
         )
-    if not handle.shared:
-        return last
-    earlier = [await _read(file, storage, decoder) for file in handle.shared]
-    return apply_increments([*earlier, last])
+    chain = [*[await _read(file, storage, decoder) for file in handle.shared], last]
+    check_chain(chain, location=handle.location)
+    return apply_increments(chain) if len(chain) > 1 else last
 
 
 def _download_folder(native: NativeKeyedState, target: NativeRestoreTarget | None) -> Path | None:

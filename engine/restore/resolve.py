@@ -13,6 +13,7 @@ from lockgate.engine.checkpointing.storage import (
     storage_reading,
 )
 from lockgate.engine.errors import RestoreError
+from lockgate.engine.restore.trust import holds_every_file
 
 __all__ = [
     "ClaimMode",
@@ -35,6 +36,14 @@ class RestoreSettings:
 
     ``claim`` hands the snapshot to the job, which deletes it once a newer checkpoint
     subsumes it; otherwise (``no_claim``, the default) the job never deletes it.
+
+    ``own_checkpoint`` holds for one of the job's own checkpoints (``"latest"``, or a
+    snapshot whose state files all lie inside the job's checkpoint storage): its pickled
+    state files were written by the engine for this job, and are unpickled. Every other
+    snapshot's state files are read in the canonical savepoint format only, whatever its
+    metadata says, unless the job opted in with ``allow_pickle_in_savepoints()``.
+    ``fall_back`` (``"latest"``) lets a restore whose state files are missing or corrupt
+    take the newest older checkpoint instead.
     """
 
     metadata: CheckpointMetadata
@@ -42,6 +51,8 @@ class RestoreSettings:
     location: str
     allow_non_restored_state: bool = False
     claim: bool = False
+    own_checkpoint: bool = False
+    fall_back: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,13 +93,24 @@ async def resolve_restore(
                 f"cannot claim checkpoint {restore_from.checkpoint_id} given as metadata; pass "
                 "its location to claim it, or restore it with claim_mode='no_claim'"
             )
-        return RestoreSettings(restore_from, storage, "", options.allow_non_restored_state)
+        return RestoreSettings(
+            restore_from,
+            storage,
+            "",
+            options.allow_non_restored_state,
+            own_checkpoint=holds_every_file(storage, restore_from),
+        )
     if restore_from == "latest":
         return await _latest(storage, job, options)
     reader = storage if _reads(storage, restore_from) else storage_reading(restore_from)
     metadata = await reader.read_metadata(restore_from)
     return RestoreSettings(
-        metadata, reader, restore_from, options.allow_non_restored_state, options.claim
+        metadata,
+        reader,
+        restore_from,
+        options.allow_non_restored_state,
+        options.claim,
+        own_checkpoint=holds_every_file(storage, metadata),
     )
 
 
@@ -100,7 +122,13 @@ async def _latest(storage: CheckpointStorage, job: str, options: RestoreOptions)
             "restore_from, or point the storage at its checkpoints"
         )
     return RestoreSettings(
-        latest, storage, "", options.allow_non_restored_state, claim=options.claim
+        latest,
+        storage,
+        "",
+        options.allow_non_restored_state,
+        claim=options.claim,
+        own_checkpoint=True,
+        fall_back=True,
     )
 
 

@@ -13,7 +13,7 @@ from lockgate.engine.errors import (
     UnsupportedCheckpointVersion,
 )
 
-__all__ = ["CheckpointStorage", "newest_readable"]
+__all__ = ["CheckpointStorage", "missing_state_file", "newest_readable"]
 
 
 @runtime_checkable
@@ -33,7 +33,10 @@ class CheckpointStorage(Protocol):
         ...
 
     async def read_state(self, handle: StateHandle) -> bytes:
-        """Return the bytes ``handle`` refers to, verified against its size and checksum."""
+        """Return the bytes ``handle`` refers to, verified against its size and checksum.
+
+        A file that is not there raises ``CheckpointNotFound`` naming it as a state file.
+        """
         ...
 
     async def write_shared(self, job: str, name: str, data: bytes) -> StateHandle:
@@ -57,8 +60,11 @@ class CheckpointStorage(Protocol):
         """Return the metadata at ``location`` (or in the checkpoint folder ``location``)."""
         ...
 
-    async def latest(self, job: str) -> CheckpointMetadata | None:
-        """Return the metadata of the newest complete, readable checkpoint of ``job``."""
+    async def latest(self, job: str, *, before: int | None = None) -> CheckpointMetadata | None:
+        """Return the metadata of the newest complete, readable checkpoint of ``job``.
+
+        With ``before``, only checkpoints with a lower id count: the newest older one.
+        """
         ...
 
     async def completed(self, job: str) -> list[int]:
@@ -71,16 +77,26 @@ class CheckpointStorage(Protocol):
 
 
 async def newest_readable(
-    ids: list[int], read: Callable[[int], Awaitable[CheckpointMetadata]]
+    ids: list[int],
+    read: Callable[[int], Awaitable[CheckpointMetadata]],
+    *,
+    before: int | None = None,
 ) -> CheckpointMetadata | None:
     """Return the metadata of the highest id in ``ids`` that ``read`` can read, or ``None``.
 
     Corrupt metadata, metadata in a format version this lockgate cannot read, and metadata
-    removed meanwhile are skipped in favour of an older checkpoint.
+    removed meanwhile are skipped in favour of an older checkpoint. With ``before``, ids
+    from ``before`` up are not considered.
     """
-    for checkpoint_id in sorted(ids, reverse=True):
+    older = [checkpoint_id for checkpoint_id in ids if before is None or checkpoint_id < before]
+    for checkpoint_id in sorted(older, reverse=True):
         try:
             return await read(checkpoint_id)
         except (CheckpointNotFound, CorruptCheckpoint, UnsupportedCheckpointVersion):
             continue
     return None
+
+
+def missing_state_file(location: str) -> CheckpointNotFound:
+    """The error ``read_state`` raises for a state file that is not at ``location``."""
+    return CheckpointNotFound(f"no state file at {location}")

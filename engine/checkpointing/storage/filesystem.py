@@ -30,7 +30,10 @@ import anyio.to_thread
 from lockgate.engine.checkpointing.checksum import checksum_of, verify_state
 from lockgate.engine.checkpointing.messages import StateHandle
 from lockgate.engine.checkpointing.metadata import CheckpointMetadata
-from lockgate.engine.checkpointing.storage.checkpoint_storage import newest_readable
+from lockgate.engine.checkpointing.storage.checkpoint_storage import (
+    missing_state_file,
+    newest_readable,
+)
 from lockgate.engine.checkpointing.storage.layout import (
     METADATA_NAME,
     SHARED_FOLDER,
@@ -91,14 +94,15 @@ class FileSystemCheckpointStorage:
         """Read the metadata at ``location``, a ``_metadata`` file or a ``chk-<id>`` folder."""
         return await anyio.to_thread.run_sync(_read_metadata, _metadata_path(location))
 
-    async def latest(self, job: str) -> CheckpointMetadata | None:
-        """Return the newest readable checkpoint of ``job``, or ``None``."""
+    async def latest(self, job: str, *, before: int | None = None) -> CheckpointMetadata | None:
+        """Return the newest readable checkpoint of ``job`` (with an id below ``before``)."""
         job_folder = self.base_path / check_job_name(job)
         return await newest_readable(
             await self.completed(job),
             lambda checkpoint_id: self.read_metadata(
                 str(job_folder / checkpoint_folder(checkpoint_id))
             ),
+            before=before,
         )
 
     async def completed(self, job: str) -> list[int]:
@@ -137,7 +141,11 @@ def _write_state(path: Path, data: bytes) -> StateHandle:
 
 
 def _read_state(handle: StateHandle) -> bytes:
-    return verify_state(handle, _read(Path(handle.location)))
+    try:
+        data = Path(handle.location).read_bytes()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        raise missing_state_file(handle.location) from None
+    return verify_state(handle, data)
 
 
 def _write_metadata(path: Path, metadata: CheckpointMetadata, base_path: Path) -> None:

@@ -7,7 +7,10 @@ from collections.abc import Iterable
 from lockgate.engine.checkpointing.checksum import checksum_of, verify_state
 from lockgate.engine.checkpointing.messages import StateHandle
 from lockgate.engine.checkpointing.metadata import CheckpointMetadata
-from lockgate.engine.checkpointing.storage.checkpoint_storage import newest_readable
+from lockgate.engine.checkpointing.storage.checkpoint_storage import (
+    missing_state_file,
+    newest_readable,
+)
 from lockgate.engine.checkpointing.storage.layout import (
     METADATA_NAME,
     SHARED_FOLDER,
@@ -45,7 +48,9 @@ class MemoryCheckpointStorage:
 
     async def read_state(self, handle: StateHandle) -> bytes:
         """Return the bytes at ``handle.location``, verified against its size and checksum."""
-        return verify_state(handle, self._read(handle.location))
+        if handle.location not in self._files:
+            raise missing_state_file(handle.location)
+        return verify_state(handle, self._files[handle.location])
 
     async def write_shared(self, job: str, name: str, data: bytes) -> StateHandle:
         """Store ``data`` as ``memory://<job>/shared/<name>``."""
@@ -72,14 +77,15 @@ class MemoryCheckpointStorage:
             self._read(metadata_location), location=metadata_location
         )
 
-    async def latest(self, job: str) -> CheckpointMetadata | None:
-        """Return the newest readable checkpoint of ``job``, or ``None``."""
+    async def latest(self, job: str, *, before: int | None = None) -> CheckpointMetadata | None:
+        """Return the newest readable checkpoint of ``job`` (with an id below ``before``)."""
         folder = _SCHEME + check_job_name(job)
         return await newest_readable(
             await self.completed(job),
             lambda checkpoint_id: self.read_metadata(
                 f"{folder}/{checkpoint_folder(checkpoint_id)}"
             ),
+            before=before,
         )
 
     async def completed(self, job: str) -> list[int]:

@@ -31,7 +31,10 @@ from typing import Any
 from lockgate.engine.checkpointing.checksum import checksum_of, verify_state
 from lockgate.engine.checkpointing.messages import StateHandle
 from lockgate.engine.checkpointing.metadata import CheckpointMetadata
-from lockgate.engine.checkpointing.storage.checkpoint_storage import newest_readable
+from lockgate.engine.checkpointing.storage.checkpoint_storage import (
+    missing_state_file,
+    newest_readable,
+)
 from lockgate.engine.checkpointing.storage.layout import (
     METADATA_NAME,
     SHARED_FOLDER,
@@ -96,7 +99,11 @@ class S3CheckpointStorage:
 
     async def read_state(self, handle: StateHandle) -> bytes:
         """Get the object at ``handle.location``, verified against its size and checksum."""
-        return verify_state(handle, await self._get(handle.location))
+        try:
+            data = await self._get(handle.location)
+        except CheckpointNotFound:
+            raise missing_state_file(handle.location) from None
+        return verify_state(handle, data)
 
     async def write_shared(self, job: str, name: str, data: bytes) -> StateHandle:
         """Put ``data`` at ``<prefix>/<job>/shared/<name>``."""
@@ -125,14 +132,15 @@ class S3CheckpointStorage:
         metadata = CheckpointMetadata.from_bytes(await self._get(location), location=location)
         return metadata.resolved(location.rsplit("/", 1)[0])
 
-    async def latest(self, job: str) -> CheckpointMetadata | None:
-        """Return the newest readable checkpoint of ``job``, or ``None``."""
+    async def latest(self, job: str, *, before: int | None = None) -> CheckpointMetadata | None:
+        """Return the newest readable checkpoint of ``job`` (with an id below ``before``)."""
         async with self.connection.client():  # one client for the listing and the reads
             return await newest_readable(
                 await self.completed(job),
                 lambda checkpoint_id: self.read_metadata(
                     _url(self.bucket, self._key(job, checkpoint_folder(checkpoint_id)))
                 ),
+                before=before,
             )
 
     async def completed(self, job: str) -> list[int]:

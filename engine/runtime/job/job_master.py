@@ -13,6 +13,7 @@ from lockgate.engine.checkpointing.completed import CompletedCheckpoint, Complet
 from lockgate.engine.checkpointing.config import CheckpointConfig
 from lockgate.engine.checkpointing.coordinator import CheckpointCoordinator, CoordinatorSetup
 from lockgate.engine.checkpointing.messages import AttemptDeployed
+from lockgate.engine.checkpointing.metadata import CheckpointMetadata
 from lockgate.engine.checkpointing.requests import CheckpointRequest, CheckpointTicket
 from lockgate.engine.checkpointing.retention import CheckpointFiles
 from lockgate.engine.checkpointing.shared_registry import SharedStateRegistry
@@ -22,6 +23,7 @@ from lockgate.engine.checkpointing.storage.layout import METADATA_NAME
 from lockgate.engine.errors import EngineError, JobError, RestoreError, StateEncodingError
 from lockgate.engine.graph.job_graph import OperatorKind
 from lockgate.engine.graph.planning import ExecutionPlan
+from lockgate.engine.restore.fallback import load_newest_restorable
 from lockgate.engine.restore.loader import load_restored_state
 from lockgate.engine.restore.native import discard_downloads
 from lockgate.engine.restore.resolve import RestoreSettings
@@ -71,8 +73,7 @@ class JobMaster:
         self.failures: list[BaseException] = []
         restore = settings.restore
         self._next_checkpoint_id = 1 + (restore.metadata.checkpoint_id if restore else 0)
-        self._restore_from = None if restore is None else restore.metadata
-        self._restore_storage = settings.storage if restore is None else restore.storage
+        self._restore = restore  # what the next attempt restores from
         if restore is not None and restore.claim:
             self.store.add(_claimed(restore))
             self.registry.register(restore.metadata)  # its shared files are the job's now
@@ -106,9 +107,10 @@ class JobMaster:
             await clock.sleep(delay)
             self.attempt_number += 1
             latest = self.store.latest
-            if latest is not None and latest.metadata is not self._restore_from:
-                self._restore_from = latest.metadata
-                self._restore_storage = self.settings.storage
+            if latest is not None and (
+                self._restore is None or latest.metadata is not self._restore.metadata
+            ):
+                self._restore = self._own_checkpoint(latest.metadata)
 
     def cancel(self) -> None:
         """Stop every subtask of the current attempt now, and start no other."""
@@ -166,17 +168,29 @@ class JobMaster:
             raise failure
         return not self._cancelled
 
+    def _own_checkpoint(self, metadata: CheckpointMetadata) -> RestoreSettings:
+        first = self.settings.restore
+        return RestoreSettings(
+            metadata,
+            self.settings.storage,
+            "",
+            allow_non_restored_state=first is not None and first.allow_non_restored_state,
+            own_checkpoint=True,
+            fall_back=True,
+        )
+
     async def _load_restored(self) -> dict[str, Any]:
-        if self._restore_from is None:
+        if self._restore is None:
             return {}
-        restore = self.settings.restore
+        self._restore, restored = await load_newest_restorable(self.name, self._restore, self._load)
+        return restored
+
+    async def _load(self, restore: RestoreSettings) -> dict[str, Any]:
         backend = self.options.state_backend
         return await load_restored_state(
-            self._restore_from,
+            restore,
             self.plan,
-            self._restore_storage,
             self.options.max_parallelism,
-            allow_non_restored_state=restore is not None and restore.allow_non_restored_state,
             codec=self.settings.savepoint_codec,
             native_target=backend if isinstance(backend, NativeRestoreTarget) else None,
         )

@@ -6,13 +6,20 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
 
 from lockgate.connectors import CollectionSource, CollectSink
-from lockgate.engine import StreamEnvironment
+from lockgate.engine import (
+    KeyedProcessFunction,
+    ListStateDescriptor,
+    RuntimeContext,
+    StreamEnvironment,
+)
 from lockgate.engine.api.cli import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, main
+from tests.engine.checkpointing.test_metadata import resealed
 from tests.engine.restore.test_reader import MAX_PARALLELISM, write_snapshot
 
 ROOT = Path(__file__).parents[3]
@@ -31,6 +38,24 @@ def sums_job(*, with_sums: bool = True, parallelism: int = 2) -> StreamEnvironme
 
 def job_without_sums() -> StreamEnvironment:
     return sums_job(with_sums=False)
+
+
+class LastAsList(KeyedProcessFunction[int, int, int]):
+    """Declares in open() the state 'last', a value state in the savepoint, as a list state."""
+
+    def open(self, context: RuntimeContext) -> None:
+        self.last = context.get_list_state(ListStateDescriptor[int]("last"))
+
+    def process_element(self, value: int, ctx: Any) -> Iterator[int]:
+        yield value
+
+
+def job_with_last_as_list() -> StreamEnvironment:
+    env = StreamEnvironment(parallelism=2, max_parallelism=MAX_PARALLELISM)
+    env.from_source(CollectionSource(range(10)), uid="numbers").key_by(lambda n: n % 3).process(
+        LastAsList(), uid="sums"
+    ).sink_to(CollectSink(), uid="out")
+    return env
 
 
 SUMS = sums_job()
@@ -125,6 +150,22 @@ def test_inspect_of_a_missing_savepoint_is_one_error_line(
     assert one_error_line(capsys.readouterr().err).startswith("lockgate: error: no checkpoint")
 
 
+def test_inspect_json_of_an_id_of_309_digits_is_one_error_line_naming_the_file(
+    savepoint: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    metadata = Path(savepoint)
+    content = orjson.dumps(orjson.loads(metadata.read_bytes())["content"])
+    huge = b'"checkpoint_id":1' + b"0" * 308
+    metadata.write_bytes(resealed(content.replace(b'"checkpoint_id":7', huge)))
+
+    status = main(["savepoint", "inspect", savepoint, "--json"])
+
+    assert status == EXIT_USAGE
+    line = one_error_line(capsys.readouterr().err)
+    assert f"{metadata} is corrupt" in line
+    assert "checkpoint_id must be an integer" in line
+
+
 def test_check_of_the_same_job_succeeds_and_prints_the_mapping(
     savepoint: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -166,6 +207,43 @@ def test_check_with_allow_non_restored_state_drops_that_state_and_succeeds(
 
     assert status == EXIT_OK
     assert "'sums': parallelism 2 -> no such operator, state dropped" in capsys.readouterr().out
+
+
+def test_check_opens_the_functions_and_fails_for_a_state_declared_as_another_kind(
+    savepoint: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status = main(["savepoint", "check", savepoint, "--job", f"{THIS}:job_with_last_as_list"])
+
+    out = capsys.readouterr().out
+    assert status == EXIT_PROBLEMS
+    assert "the restore would succeed" not in out
+    assert "the restore would fail (1 problem):" in out
+    assert (
+        "  - operator 'sums': state 'last' was restored as value state but is declared as "
+        "list state;" in out
+    )
+
+
+def test_check_fails_for_a_state_file_that_cannot_be_read(
+    savepoint: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state_file = next(Path(savepoint).parent.glob("sums-1"))
+    state_file.write_bytes(state_file.read_bytes()[:-1])
+
+    status = main(["savepoint", "check", savepoint, "--job", f"{THIS}:SUMS"])
+
+    out = capsys.readouterr().out
+    assert status == EXIT_PROBLEMS
+    assert f"  - checkpoint file {state_file} is corrupt: it holds " in out
+
+
+def test_check_of_a_pickled_checkpoint_from_elsewhere_fails_as_its_restore_would(
+    checkpoint: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status = main(["savepoint", "check", checkpoint, "--job", f"{THIS}:SUMS"])
+
+    assert status == EXIT_PROBLEMS
+    assert "is pickled, as checkpoints are" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(

@@ -7,6 +7,7 @@ import pytest
 
 from lockgate.engine.checkpointing.metadata import CheckpointMetadata, OperatorStateHandles
 from lockgate.engine.checkpointing.storage import FileSystemCheckpointStorage
+from tests.engine.checkpointing.test_metadata import operators_as_a_list, rewrite_content
 
 JOB = "orders"
 
@@ -89,3 +90,14 @@ def test_a_relative_base_path_is_made_absolute(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     assert FileSystemCheckpointStorage("checkpoints").base_path == tmp_path / "checkpoints"
+
+
+async def test_latest_skips_checksum_valid_metadata_of_the_wrong_shape(tmp_path: Path) -> None:
+    storage = FileSystemCheckpointStorage(tmp_path)
+    await checkpoint(storage, 1)
+    newest = Path(await checkpoint(storage, 2))
+    rewrite_content(newest, operators_as_a_list)
+
+    latest = await storage.latest(JOB)
+
+    assert latest is not None and latest.checkpoint_id == 1

@@ -1,8 +1,12 @@
+from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
 
+from lockgate.engine.checkpointing.checksum import checksum_of
 from lockgate.engine.checkpointing.messages import StateHandle
 from lockgate.engine.checkpointing.metadata import (
     METADATA_VERSION,
@@ -79,3 +83,94 @@ def test_an_operator_needs_one_handle_slot_per_subtask() -> None:
 
 def test_the_state_size_adds_every_handle() -> None:
     assert metadata().state_size == 120
+
+
+def resealed(content_json: bytes) -> bytes:
+    """Metadata whose content is ``content_json``, with the checksum anyone can compute."""
+    content = orjson.dumps(orjson.loads(content_json), option=orjson.OPT_SORT_KEYS)
+    return orjson.dumps(
+        {
+            "format": "lockgate-checkpoint-metadata",
+            "version": METADATA_VERSION,
+            "checksum": checksum_of(content),
+            "content": orjson.Fragment(content),
+        }
+    )
+
+
+def rewrite_content(metadata_file: Path, change: Callable[[dict[str, Any]], object]) -> None:
+    """Change the content of the metadata at ``metadata_file`` and seal it again."""
+    content = orjson.loads(metadata_file.read_bytes())["content"]
+    change(content)
+    metadata_file.write_bytes(resealed(orjson.dumps(content)))
+
+
+def operators_as_a_list(content: dict[str, Any]) -> None:
+    content["operators"] = list(content["operators"].values())
+
+
+def whole(path: tuple[str | int, ...], value: object) -> bytes:
+    root = orjson.loads(metadata().to_bytes())["content"]
+    target = root
+    *parents, last = path
+    for key in parents:
+        target = target[key]
+    target[last] = value
+    return resealed(orjson.dumps(root))
+
+
+HUGE_ID = (
+    b'{"job_name": "orders", "checkpoint_id": 1'
+    + b"0" * 308
+    + (b', "timestamp": 1.0, "max_parallelism": 128, "is_savepoint": false, "operators": {}}')
+)
+
+
+@pytest.mark.parametrize(
+    ("data", "problem"),
+    [
+        (whole(("operators",), [{"parallelism": 1, "handles": [None]}]), "operators must be an"),
+        (whole(("checkpoint_id",), -1), "checkpoint_id must be an integer from 0"),
+        (whole(("checkpoint_id",), "3"), "checkpoint_id must be an integer"),
+        (whole(("checkpoint_id",), True), "checkpoint_id must be an integer"),
+        (resealed(HUGE_ID), r"checkpoint_id must be an integer from 0 to \d+; got 1e\+308"),
+        (whole(("max_parallelism",), 0), "max_parallelism must be an integer from 1"),
+        (whole(("is_savepoint",), "false"), "is_savepoint must be true or false"),
+        (whole(("job_name",), 7), "job_name must be a string"),
+        (whole(("timestamp",), None), "timestamp must be a finite number"),
+        (whole(("operators", "sums", "parallelism"), 2.0), r"operators\['sums'\].parallelism"),
+        (whole(("operators", "sums", "handles", 0, "size"), -5), r"handles\[0\].size must be"),
+        (whole(("operators", "sums", "handles", 0, "location"), ["a"]), r"location must be a"),
+        (whole(("operators", "sums", "handles", 0, "is_shared"), 1), r"is_shared must be true"),
+        (whole(("operators", "sums", "handles"), {"0": None}), r"handles must be a list"),
+    ],
+    ids=[
+        "operators-a-list",
+        "negative-id",
+        "id-a-string",
+        "id-a-boolean",
+        "id-of-309-digits",
+        "no-key-groups",
+        "flag-a-string",
+        "name-a-number",
+        "timestamp-nan-written-as-null",
+        "parallelism-a-float",
+        "negative-size",
+        "location-a-list",
+        "is-shared-a-number",
+        "handles-an-object",
+    ],
+)
+def test_checksum_valid_content_of_the_wrong_shape_is_corrupt_naming_the_field(
+    data: bytes, problem: str
+) -> None:
+    with pytest.raises(CorruptCheckpoint, match=rf"/chk-3/_metadata is corrupt: .*{problem}"):
+        CheckpointMetadata.from_bytes(data, location="/chk-3/_metadata")
+
+
+def test_a_missing_field_is_named() -> None:
+    content = orjson.loads(metadata().to_bytes())["content"]
+    del content["operators"]["sums"]["handles"][0]["checksum"]
+
+    with pytest.raises(CorruptCheckpoint, match=r"handles\[0\] lacks the field 'checksum'"):
+        CheckpointMetadata.from_bytes(resealed(orjson.dumps(content)))

@@ -178,3 +178,14 @@ async def test_a_job_name_that_cannot_name_a_folder_is_rejected(
 ) -> None:
     with pytest.raises(ValueError, match="job name"):
         await storage.completed(job)
+
+
+async def test_latest_before_an_id_is_the_newest_older_checkpoint(backend: Backend) -> None:
+    for checkpoint_id in (1, 2, 4):
+        await checkpoint(backend.storage, checkpoint_id)
+    backend.corrupt(await checkpoint(backend.storage, 3))
+
+    older = await backend.storage.latest(JOB, before=4)
+
+    assert older is not None and older.checkpoint_id == 2  # 3's metadata is skipped
+    assert await backend.storage.latest(JOB, before=1) is None

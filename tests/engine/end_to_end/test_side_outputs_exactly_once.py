@@ -21,6 +21,7 @@ from lockgate.engine import (
     StreamEnvironment,
 )
 from lockgate.engine.restore.loader import load_restored_state
+from lockgate.engine.restore.resolve import RestoreSettings
 from lockgate.engine.testing import AwaitCheckpoint, FailOnce
 from tests.engine.jobs.savepoints import Topic, TopicSource
 from tests.engine.jobs.unaligned import (
@@ -174,7 +175,8 @@ async def side_edge_records(
     """How many records the checkpoint holds in flight on the side edge, out of or into it."""
     plan = env.plan()
     (side_edge,) = [edge.edge_id for edge in plan.edges if edge.tag == ODD]
-    restored = await load_restored_state(checkpoint.metadata, plan, storage, env.max_parallelism)
+    restore = RestoreSettings(checkpoint.metadata, storage, "", own_checkpoint=True)
+    restored = await load_restored_state(restore, plan, env.max_parallelism)
     channels = [
         (key, records)
         for uid in ("split", "side")

@@ -11,6 +11,7 @@ import anyio.lowlevel
 from lockgate.engine import CompletedCheckpoint, Sink, SinkContext, SinkWriter, StreamEnvironment
 from lockgate.engine.checkpointing.snapshots import ASYNC_INPUTS_STATE
 from lockgate.engine.restore.loader import load_restored_state
+from lockgate.engine.restore.resolve import RestoreSettings
 
 
 class Changes:
@@ -144,9 +145,8 @@ async def in_flight_state(
     env: StreamEnvironment, checkpoint: CompletedCheckpoint, uid: str
 ) -> list[list[Any]]:
     """The records of calls in flight that ``checkpoint`` holds for ``uid``, per subtask."""
-    restored = await load_restored_state(
-        checkpoint.metadata, env.plan(), env.checkpoint_storage, env.max_parallelism
-    )
+    restore = RestoreSettings(checkpoint.metadata, env.checkpoint_storage, "", own_checkpoint=True)
+    restored = await load_restored_state(restore, env.plan(), env.max_parallelism)
     return [snapshot.lists.get(ASYNC_INPUTS_STATE, []) for snapshot in restored[uid]]
 
 

@@ -10,11 +10,12 @@ from lockgate.engine.checkpointing.messages import StateHandle
 from lockgate.engine.checkpointing.metadata import CheckpointMetadata, OperatorStateHandles
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot, encode_snapshot
 from lockgate.engine.checkpointing.storage import FileSystemCheckpointStorage
-from lockgate.engine.errors import CheckpointNotFound, SavepointFormatError
+from lockgate.engine.errors import CheckpointNotFound, CorruptCheckpoint, SavepointFormatError
 from lockgate.engine.io.sources import SourceSplit
 from lockgate.engine.restore.reader import read_snapshot
 from lockgate.engine.savepoints.format import encode_savepoint_state
 from lockgate.engine.savepoints.values import TypeCodec, TypedValue, ValueCodec
+from tests.engine.checkpointing.test_metadata import operators_as_a_list, rewrite_content
 from tests.engine.savepoints.test_values import Point
 
 JOB = "sums"
@@ -175,3 +176,11 @@ async def test_a_pickled_checkpoint_is_read_with_allow_pickle(tmp_path: Path) ->
 async def test_a_location_with_nothing_there_raises_checkpoint_not_found(tmp_path: Path) -> None:
     with pytest.raises(CheckpointNotFound, match=str(tmp_path)):
         await read_snapshot(str(tmp_path / "nothing"))
+
+
+async def test_metadata_of_the_wrong_shape_is_corrupt_naming_its_file(tmp_path: Path) -> None:
+    metadata = Path(await write_snapshot(tmp_path))
+    rewrite_content(metadata, operators_as_a_list)
+
+    with pytest.raises(CorruptCheckpoint, match=rf"{metadata} is corrupt: .*operators must be"):
+        await read_snapshot(str(metadata))
