@@ -34,6 +34,7 @@ from lockgate.engine.checkpointing.messages import (
     SubtaskInputEnded,
     TriggerCheckpoint,
 )
+from lockgate.engine.checkpointing.outcomes import CheckpointOutcomeListener, IgnoreOutcomes
 from lockgate.engine.checkpointing.pending import PendingCheckpoint
 from lockgate.engine.checkpointing.requests import (
     CheckpointRequest,
@@ -70,6 +71,7 @@ class CoordinatorSetup:
     operator_parallelism: Mapping[str, int]
     registry: SharedStateRegistry = field(default_factory=SharedStateRegistry)
     first_checkpoint_id: int = 1
+    listener: CheckpointOutcomeListener = field(default_factory=IgnoreOutcomes)
 
 
 class CheckpointCoordinator(Actor[Any]):
@@ -280,6 +282,7 @@ class CheckpointCoordinator(Actor[Any]):
         completed = pending.to_completed(location, now)
         stop = self._decider.on_completed(completed.checkpoint_id, kind=kind, now=now)
         setup.statistics.on_completed(completed.record())
+        setup.listener.checkpoint_completed(completed, kind)
         if kind is SnapshotKind.CHECKPOINT:  # no retention ever discards a savepoint
             await self._register(completed)
         if kind.commits:
@@ -322,7 +325,10 @@ class CheckpointCoordinator(Actor[Any]):
         checkpoint_id = pending.checkpoint_id
         detail = detail or (repr(error) if error else "")
         pending.abort(reason, message=detail)
-        self.setup.statistics.on_aborted(pending.aborted_record(reason, self.setup.clock.now()))
+        record = pending.aborted_record(reason, self.setup.clock.now())
+        kind = self._options.get(checkpoint_id, CHECKPOINT).kind
+        self.setup.statistics.on_aborted(record)
+        self.setup.listener.checkpoint_aborted(record, kind)
         self._notify(NotifyCheckpointAborted(checkpoint_id, reason))
         with HANDOFF.lend():
             await self._storage_of(checkpoint_id).discard(self.setup.job_name, checkpoint_id)

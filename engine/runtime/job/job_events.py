@@ -82,7 +82,7 @@ class JobEvents:
         self._subscriptions.clear()
 
     def started(self, attempt: int) -> None:
-        """Attempt ``attempt`` is deployed and running."""
+        """Attempt ``attempt`` starts (its restore and deployment follow)."""
         self.emit(JobStarted(self.job, self.wall_clock(), attempt))
 
     def restored(

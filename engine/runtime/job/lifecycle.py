@@ -97,16 +97,18 @@ class JobEvent:
 
 @dataclass(frozen=True, slots=True)
 class JobStarted(JobEvent):
-    """An attempt of the job is deployed and running: attempt 0 first, then one per restart.
+    """An attempt of the job starts: attempt 0 first, then one per restart.
 
-    The job's status is ``RUNNING`` from here on, until it restarts or ends.
+    The job's status is ``RUNNING`` from here on, until it restarts or ends; as in Flink,
+    that includes the attempt's restore (``RestoredFromCheckpoint`` follows) and the
+    deployment of its subtasks.
     """
 
     attempt: int
 
     def message(self) -> str:
         """Say which attempt started."""
-        return f"job '{self.job}' attempt {self.attempt} is running"
+        return f"job '{self.job}' attempt {self.attempt} started"
 
     def log_fields(self) -> dict[str, Any]:
         """The job, the event and the attempt."""
@@ -117,8 +119,8 @@ class JobStarted(JobEvent):
 class RestoredFromCheckpoint(JobEvent):
     """An attempt starts from checkpoint (or savepoint) ``checkpoint_id`` stored at ``location``.
 
-    Sent before the attempt's ``JobStarted``; ``location`` is empty for a snapshot given
-    as metadata.
+    Sent after the attempt's ``JobStarted``, once its state is loaded and before its
+    subtasks run; ``location`` is empty for a snapshot given as metadata.
     """
 
     attempt: int
