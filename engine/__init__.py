@@ -64,6 +64,20 @@ from lockgate.engine.io.sinks import (
 from lockgate.engine.io.sources import Source, SourceContext, SourceReader, SourceSplit
 from lockgate.engine.restore.compatibility import RestoreReport, check_restore
 from lockgate.engine.restore.reader import OperatorContents, SnapshotContents, read_snapshot
+from lockgate.engine.runtime.job.event_subscription import EventSubscription
+from lockgate.engine.runtime.job.lifecycle import (
+    CheckpointCompleted,
+    CheckpointFailed,
+    EventsDropped,
+    JobCanceled,
+    JobEvent,
+    JobFailed,
+    JobFailure,
+    JobFinished,
+    JobRestarting,
+    JobStarted,
+    RestoredFromCheckpoint,
+)
 from lockgate.engine.runtime.job.restart import RestartStrategy
 from lockgate.engine.runtime.metrics import AsyncIoMetrics, JobMetrics, SubtaskMetrics
 from lockgate.engine.savepoints.values import TypeCodec, TypedValue
@@ -182,6 +196,18 @@ __all__ = [
     "JobMetrics",
     "JobResult",
     "JobStatus",
+    "JobEvent",
+    "JobStarted",
+    "RestoredFromCheckpoint",
+    "CheckpointCompleted",
+    "CheckpointFailed",
+    "JobRestarting",
+    "JobFinished",
+    "JobFailed",
+    "JobCanceled",
+    "EventsDropped",
+    "EventSubscription",
+    "JobFailure",
     "KeyedCoProcessFunction",
     "KeyedProcessFunction",
     "KeyedStream",

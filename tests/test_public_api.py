@@ -56,3 +56,19 @@ async def test_the_design_example_runs_and_commits_exact_sums() -> None:
 
     final = {key: total for key, total in sink.results}
     assert final == {k: sum(range(k, 1000, 10)) for k in range(10)}
+
+
+def test_the_job_lifecycle_has_the_names_of_the_design() -> None:
+    statuses = [status.name for status in lockgate.engine.JobStatus]
+    client = set(dir(lockgate.engine.JobClient))
+
+    assert statuses == [
+        "CREATED",
+        "RUNNING",
+        "RESTARTING",
+        "FINISHING",
+        "FINISHED",
+        "FAILED",
+        "CANCELED",
+    ]
+    assert {"status", "failures", "events"} <= client

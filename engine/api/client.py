@@ -11,7 +11,17 @@ from lockgate.engine.checkpointing.completed import CompletedCheckpoint
 from lockgate.engine.checkpointing.requests import CheckpointRequest, StopRequest
 from lockgate.engine.checkpointing.storage import savepoint_folder_for
 from lockgate.engine.events import SnapshotKind, SnapshotOptions
+from lockgate.engine.runtime.job.event_subscription import EventSubscription
 from lockgate.engine.runtime.job.job_master import JobMaster
+from lockgate.engine.runtime.job.lifecycle import (
+    JobCanceled,
+    JobEvent,
+    JobFailed,
+    JobFailure,
+    JobFinished,
+    JobRestarting,
+    JobStarted,
+)
 from lockgate.engine.runtime.metrics import JobMetrics
 from lockgate.engine.time.clock import Clock
 
@@ -36,6 +46,10 @@ class JobClient:
 
     ``wait`` returns the ``JobResult`` once the job finished or was cancelled, and raises
     the job's error if it failed (an ``OperatorError`` names the operator and subtask).
+    ``status`` follows the job's lifecycle events as they happen, ``failures`` lists every
+    failed attempt from the first failure on (a job that fails in every attempt is
+    ``RESTARTING`` with its exception there before its first restart), and ``events()``
+    yields the lifecycle events to any number of subscribers without ever slowing the job.
     """
 
     def __init__(self, master: JobMaster, clock: Clock) -> None:
@@ -46,6 +60,7 @@ class JobClient:
         self._result: JobResult | None = None
         self._error: BaseException | None = None
         self._error_raised = False
+        master.events.listen(self._on_event)
 
     @property
     def name(self) -> str:
@@ -56,6 +71,26 @@ class JobClient:
     def status(self) -> JobStatus:
         """The job's status now."""
         return self._status
+
+    @property
+    def failures(self) -> tuple[JobFailure, ...]:
+        """Every failed attempt so far, oldest first: its number, wall-clock time and exception.
+
+        A failure is here as soon as its attempt has failed, before the restart delay; the
+        last one of a ``FAILED`` job is the error ``wait`` raises.
+        """
+        return tuple(self._master.failures)
+
+    def events(self, *, capacity: int = 1024) -> EventSubscription:
+        """Subscribe to the job's lifecycle events from now on; iterate with ``async for``.
+
+        The subscription starts when this is called (earlier events are not replayed) and
+        ends after the job's last event (``JobFinished``, ``JobFailed`` or ``JobCanceled``);
+        called after the job ended, it yields nothing. At most ``capacity`` events wait for
+        the subscriber: the job never waits for it, and a subscriber that falls further
+        behind gets one ``EventsDropped`` in the place of the events it lost.
+        """
+        return self._master.events.subscribe(capacity)
 
     def metrics(self) -> JobMetrics:
         """Return every subtask's counters now."""
@@ -94,14 +129,21 @@ class JobClient:
         savepoint_folder_for(path)
         ticket = await self._master.trigger_checkpoint(StopRequest(path, drain))
         folder = _folder_of(await ticket.wait())
+        if self._status is JobStatus.RUNNING:  # the job stops after its stop savepoint
+            self._status = self._status.advance(JobStatus.FINISHING)
         await self.wait()
         return folder
 
     def cancel(self) -> None:
-        """Cancel the job; ``wait`` then returns a result with status ``CANCELED``."""
-        if self._status is JobStatus.CANCELLING or self._status.is_terminal:
+        """Cancel the job; ``wait`` then returns a result with status ``CANCELED``.
+
+        The status is ``FINISHING`` until the job's subtasks stopped. A job waiting to
+        restart is cancelled at once, without waiting out the restart delay.
+        """
+        if self._status.is_terminal:
             return
-        self._status = self._status.advance(JobStatus.CANCELLING)
+        if self._status is not JobStatus.FINISHING:
+            self._status = self._status.advance(JobStatus.FINISHING)
         self._master.cancel()
 
     async def wait(self) -> JobResult:
@@ -116,20 +158,21 @@ class JobClient:
     async def run(self) -> None:
         """Run the job to its end, recording the result or the error (for ``start``)."""
         started = self._clock.now()
-        if self._status is JobStatus.CREATED:
-            self._status = self._status.advance(JobStatus.RUNNING)
         try:
             finished = await self._master.run()
         except Exception as error:
-            self._status = self._status.advance(JobStatus.FAILED)
             self._error = error
         else:
             status = JobStatus.FINISHED if finished else JobStatus.CANCELED
-            self._status = self._status.advance(status)
             duration = self._clock.now() - started
             self._result = JobResult(self.name, status, duration, self._master.metrics())
         finally:
             self._done.set()
+
+    def _on_event(self, event: JobEvent) -> None:
+        target = _STATUS_AFTER.get(type(event))
+        if target is not None:
+            self._status = self._status.advance(target)
 
     @property
     def failure(self) -> BaseException | None:
@@ -143,6 +186,16 @@ class JobClient:
 
     def __repr__(self) -> str:
         return f"<JobClient {self.name!r} {self._status.value}>"
+
+
+# The events that move a job's status; the others (checkpoints, restores) leave it as it is.
+_STATUS_AFTER: dict[type[JobEvent], JobStatus] = {
+    JobStarted: JobStatus.RUNNING,
+    JobRestarting: JobStatus.RESTARTING,
+    JobFinished: JobStatus.FINISHED,
+    JobFailed: JobStatus.FAILED,
+    JobCanceled: JobStatus.CANCELED,
+}
 
 
 def _folder_of(completed: CompletedCheckpoint) -> str:

@@ -12,16 +12,23 @@ __all__ = ["JobStatus"]
 class JobStatus(enum.Enum):
     """Where a job is in its life.
 
+    ``CREATED`` until its first attempt starts; ``RUNNING`` while an attempt runs (from its
+    restore on, and for a bounded job through its final checkpoint); ``RESTARTING`` from an
+    attempt's failure until the next attempt starts (the failure is in ``job.failures``
+    already); ``FINISHING`` once its end was asked for (``cancel()``, or a stop-with-savepoint
+    whose savepoint completed) while its subtasks stop; then ``FINISHED``, ``CANCELED`` or
+    ``FAILED`` for good.
     ``advance`` allows only the edges of the transition table in this module and raises
     ``IllegalStateTransition`` naming both states otherwise.
     """
 
     CREATED = "created"
     RUNNING = "running"
-    CANCELLING = "cancelling"
+    RESTARTING = "restarting"
+    FINISHING = "finishing"
     FINISHED = "finished"
-    CANCELED = "canceled"
     FAILED = "failed"
+    CANCELED = "canceled"
 
     @property
     def is_terminal(self) -> bool:
@@ -36,10 +43,19 @@ class JobStatus(enum.Enum):
 
 
 _TRANSITIONS: dict[JobStatus, frozenset[JobStatus]] = {
-    JobStatus.CREATED: frozenset({JobStatus.RUNNING, JobStatus.CANCELLING, JobStatus.FAILED}),
-    JobStatus.RUNNING: frozenset({JobStatus.FINISHED, JobStatus.CANCELLING, JobStatus.FAILED}),
-    JobStatus.CANCELLING: frozenset({JobStatus.CANCELED, JobStatus.FAILED, JobStatus.FINISHED}),
+    # its first attempt starts / cancelled / failed for good
+    JobStatus.CREATED: frozenset({JobStatus.RUNNING, JobStatus.FINISHING, JobStatus.FAILED}),
+    # an attempt failed / asked to end / inputs ended and committed / failed for good
+    JobStatus.RUNNING: frozenset(
+        {JobStatus.RESTARTING, JobStatus.FINISHING, JobStatus.FINISHED, JobStatus.FAILED}
+    ),
+    # the next attempt starts / cancelled / failed for good
+    JobStatus.RESTARTING: frozenset({JobStatus.RUNNING, JobStatus.FINISHING, JobStatus.FAILED}),
+    # a stopping attempt failed and restarts / ended as asked / cancelled / failed for good
+    JobStatus.FINISHING: frozenset(
+        {JobStatus.RESTARTING, JobStatus.FINISHED, JobStatus.CANCELED, JobStatus.FAILED}
+    ),
     JobStatus.FINISHED: frozenset(),
-    JobStatus.CANCELED: frozenset(),
     JobStatus.FAILED: frozenset(),
+    JobStatus.CANCELED: frozenset(),
 }

@@ -34,6 +34,7 @@ from lockgate.engine.checkpointing.messages import (
     SubtaskInputEnded,
     TriggerCheckpoint,
 )
+from lockgate.engine.checkpointing.outcomes import CheckpointOutcomeListener, IgnoreOutcomes
 from lockgate.engine.checkpointing.pending import PendingCheckpoint
 from lockgate.engine.checkpointing.requests import (
     CheckpointRequest,
@@ -71,6 +72,7 @@ class CoordinatorSetup:
     registry: SharedStateRegistry = field(default_factory=SharedStateRegistry)
     first_checkpoint_id: int = 1
     files: CheckpointFiles | None = None  # the job's: an attempt deletes what one before could not
+    listener: CheckpointOutcomeListener = field(default_factory=IgnoreOutcomes)
 
 
 class CheckpointCoordinator(Actor[Any]):
@@ -283,6 +285,7 @@ class CheckpointCoordinator(Actor[Any]):
         completed = pending.to_completed(location, now)
         stop = self._decider.on_completed(completed.checkpoint_id, kind=kind, now=now)
         setup.statistics.on_completed(completed.record())
+        setup.listener.checkpoint_completed(completed, kind)
         if kind is SnapshotKind.CHECKPOINT:  # no retention ever discards a savepoint
             await self._register(completed)
         if kind.commits:
@@ -324,7 +327,10 @@ class CheckpointCoordinator(Actor[Any]):
         checkpoint_id = pending.checkpoint_id
         detail = detail or (repr(error) if error else "")
         pending.abort(reason, message=detail)
-        self.setup.statistics.on_aborted(pending.aborted_record(reason, self.setup.clock.now()))
+        record = pending.aborted_record(reason, self.setup.clock.now())
+        kind = self._options.get(checkpoint_id, CHECKPOINT).kind
+        self.setup.statistics.on_aborted(record)
+        self.setup.listener.checkpoint_aborted(record, kind)
         self._notify(NotifyCheckpointAborted(checkpoint_id, reason))
         storage, written = self._storage_of(checkpoint_id), pending.handles_written()
         await self._files.discard_aborted(

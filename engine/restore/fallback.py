@@ -47,7 +47,7 @@ async def load_newest_restorable(
             if older is None:
                 raise
             _log_fallback(job, restore.metadata, older, error)
-            restore = replace(restore, metadata=older)
+            restore = replace(restore, metadata=older, location="")  # found by id, not by place
 
 
 async def _older(job: str, restore: RestoreSettings) -> CheckpointMetadata | None:

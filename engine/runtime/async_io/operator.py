@@ -15,7 +15,6 @@ to the side output collector, so it stays in checkpointed state until emitted.
 
 from __future__ import annotations
 
-import asyncio
 import random
 import reprlib
 from collections import deque
@@ -32,6 +31,7 @@ from lockgate.engine.functions.async_io import AsyncMapSpec
 from lockgate.engine.functions.process import RuntimeContext
 from lockgate.engine.graph.job_graph import OperatorNode
 from lockgate.engine.runtime.async_io.call_deadlines import CallDeadlines
+from lockgate.engine.runtime.async_io.handoff import Handoff, handoff_for_this_loop
 from lockgate.engine.runtime.async_io.latency_reservoir import LatencyReservoir
 from lockgate.engine.runtime.async_io.result_queue import AsyncEntry, result_queue
 from lockgate.engine.runtime.async_io.token_bucket import TokenBucket
@@ -55,26 +55,6 @@ class _Counters:
     retries: int = 0
     timeouts: int = 0
     failures: int = 0
-
-
-class _Handoff:
-    """How an idle worker is handed its next record.
-
-    An asyncio future, not an ``anyio.Event``: creating an Event looks up the running async
-    library each time, a cost paid on the loop for every record (lockgate runs on asyncio).
-    """
-
-    __slots__ = ("_future",)
-
-    def __init__(self) -> None:
-        self._future: asyncio.Future[AsyncEntry] = asyncio.get_running_loop().create_future()
-
-    def hand(self, entry: AsyncEntry) -> None:
-        if not self._future.done():  # a worker cancelled with its group takes nothing
-            self._future.set_result(entry)
-
-    async def wait(self) -> AsyncEntry:
-        return await self._future
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +104,7 @@ class AsyncWaitOperator(Operator):
         self._random = random.Random()
         self._bucket: TokenBucket | None = None
         self._failure: OperatorError | None = None
-        self._idle: list[_Handoff] = []
+        self._idle: list[Handoff] = []
 
     def open(self, context: RuntimeContext) -> None:
         """Learn where this subtask runs: for error messages, the seed and the rate share."""
@@ -254,13 +234,14 @@ class AsyncWaitOperator(Operator):
         queue, backlog, capacity = self._queue, self._backlog, self.spec.capacity
         plain = self._bucket is None and self._deadlines is None and self._retry.attempts == 1
         call = self._call_once if plain else self._call
+        new_handoff = handoff_for_this_loop()  # asyncio or trio: the loop it runs on
         while True:
             await call(entry)
             doorbell.ring()
             if backlog and len(queue) < capacity:
                 entry = self._next_entry()
                 continue
-            handoff = _Handoff()
+            handoff = new_handoff()
             self._idle.append(handoff)
             entry = await handoff.wait()
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +29,8 @@ from lockgate.engine.restore.loader import load_restored_state
 from lockgate.engine.restore.native import discard_downloads
 from lockgate.engine.restore.resolve import RestoreSettings
 from lockgate.engine.runtime.job.deployment import Attempt, Deployment, RuntimeOptions, deploy
+from lockgate.engine.runtime.job.job_events import JobEvents
+from lockgate.engine.runtime.job.lifecycle import JobFailure
 from lockgate.engine.runtime.job.restart import RestartStrategy
 from lockgate.engine.runtime.metrics import JobMetrics
 from lockgate.engine.savepoints.values import ValueCodec
@@ -54,7 +57,9 @@ class JobMaster:
     subtask that fails cancels every other one (supervision escalates); the master then asks
     the restart strategy, and the next attempt restores every operator from the latest
     completed checkpoint (sources rewind to its positions, sinks recover its transactions).
-    ``cancel`` stops the current attempt; ``run`` then returns ``False``.
+    ``cancel`` stops the current attempt, or the wait for the next; ``run`` then returns
+    ``False``. Every failed attempt is in ``failures`` and each lifecycle step goes to
+    ``events`` (a log record and a typed event) as it happens, before any restart delay.
     """
 
     def __init__(
@@ -70,7 +75,8 @@ class JobMaster:
         self.files = CheckpointFiles(name, settings.storage, self.registry)
         self.attempt_number = 0
         self.run_id = uuid.uuid4().hex[:12]
-        self.failures: list[BaseException] = []
+        self.failures: list[JobFailure] = []
+        self.events = JobEvents(name)
         restore = settings.restore
         self._next_checkpoint_id = 1 + (restore.metadata.checkpoint_id if restore else 0)
         self._restore = restore  # what the next attempt restores from
@@ -84,39 +90,68 @@ class JobMaster:
         self._coordinator_ready = anyio.Event()
         self._ended = False
         self._cancelled = False
+        self._restart_wait: anyio.CancelScope | None = None
 
     async def run(self) -> bool:
         """Run the job to its end; return ``True`` if it finished, ``False`` if cancelled."""
         try:
-            return await self._run_attempts()
+            finished = await self._run_attempts()
+        except Exception as failure:
+            self.events.failed(self.attempt_number, failure)
+            raise
+        else:
+            ended = self.events.finished if finished else self.events.canceled
+            ended(self.attempt_number)
+            return finished
         finally:
             self._ended = True
             self._coordinator_ready.set()
+            self.events.close()  # also when the host cancelled the job's task
 
     async def _run_attempts(self) -> bool:
         tracker = self.settings.restart_strategy.tracker()
-        clock = self.options.clock
         while True:
             try:
                 return await self._run_attempt()
-            except JobError as failure:
-                delay = tracker.on_failure(clock.now())
-                if delay is None or self._cancelled:
+            except Exception as failure:
+                delay = self._on_failure(failure, tracker.on_failure)
+                if delay is None:
                     raise
-                self.failures.append(failure)
-            await clock.sleep(delay)
+            if not await self._wait_to_restart(delay):
+                return False
             self.attempt_number += 1
             latest = self.store.latest
             if latest is not None and (
                 self._restore is None or latest.metadata is not self._restore.metadata
             ):
-                self._restore = self._own_checkpoint(latest.metadata)
+                self._restore = self._own_checkpoint(latest.metadata, latest.location)
+
+    def _on_failure(
+        self, failure: Exception, restart: Callable[[float], float | None]
+    ) -> float | None:
+        # Recorded and reported before the restart delay, so a job failing in every attempt
+        # shows it from its first failure on. Only a JobError is worth another attempt.
+        self.failures.append(JobFailure(self.attempt_number, self.events.wall_clock(), failure))
+        delay = restart(self.options.clock.now()) if isinstance(failure, JobError) else None
+        if delay is None or self._cancelled:
+            return None
+        self.events.restarting(self.attempt_number, failure, delay)
+        return delay
+
+    async def _wait_to_restart(self, delay: float) -> bool:
+        """Wait ``delay`` seconds on the job's clock; return ``False`` if cancelled meanwhile."""
+        with anyio.CancelScope() as self._restart_wait:
+            await self.options.clock.sleep(delay)
+        self._restart_wait = None
+        return not self._cancelled
 
     def cancel(self) -> None:
-        """Stop every subtask of the current attempt now, and start no other."""
+        """Stop the current attempt's subtasks, or the wait for the next attempt; start no other."""
         self._cancelled = True
         if self._system is not None:
             self._system.cancel()
+        if self._restart_wait is not None:
+            self._restart_wait.cancel()
 
     async def trigger_checkpoint(self, request: Any = None) -> CheckpointTicket:
         """Start a checkpoint (or ``request``) once the current attempt runs.
@@ -143,7 +178,10 @@ class JobMaster:
         )
 
     async def _run_attempt(self) -> bool:
+        if not self._cancelled:  # as in Flink, the job runs from here; its subtasks restore
+            self.events.started(self.attempt_number)
         restored = await self._load_restored()
+        self._report_restored()
         failure: BaseException | None = None
         try:
             async with ActorSystem(self.name) as system:
@@ -168,12 +206,12 @@ class JobMaster:
             raise failure
         return not self._cancelled
 
-    def _own_checkpoint(self, metadata: CheckpointMetadata) -> RestoreSettings:
+    def _own_checkpoint(self, metadata: CheckpointMetadata, location: str) -> RestoreSettings:
         first = self.settings.restore
         return RestoreSettings(
             metadata,
             self.settings.storage,
-            "",
+            location,
             allow_non_restored_state=first is not None and first.allow_non_restored_state,
             own_checkpoint=True,
             fall_back=True,
@@ -194,6 +232,16 @@ class JobMaster:
             codec=self.settings.savepoint_codec,
             native_target=backend if isinstance(backend, NativeRestoreTarget) else None,
         )
+
+    def _report_restored(self) -> None:
+        restore = self._restore
+        if restore is not None:
+            self.events.restored(
+                self.attempt_number,
+                restore.metadata.checkpoint_id,
+                restore.location,
+                is_savepoint=restore.metadata.is_savepoint,
+            )
 
     def _deploy(self, system: ActorSystem, restored: dict[str, Any]) -> None:
         coordinator = self._coordinator_actor = CheckpointCoordinator(self._coordinator_setup())
@@ -235,6 +283,7 @@ class JobMaster:
             first_checkpoint_id=self._next_checkpoint_id,
             registry=self.registry,
             files=self.files,
+            listener=self.events,
         )
 
 
