@@ -46,12 +46,12 @@ lint: install-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-pytest: install-dev
+pytest: install-dev .typecheck/lockgate
 	scripts/with-services $(BIN)/pytest
 
 # Tests run against real PostgreSQL, Redis and an S3 server (moto), started and stopped by
 # scripts/with-services; with CI=true a service that is missing fails the run.
-test: install-dev
+test: install-dev .typecheck/lockgate
 	scripts/install-services
 	scripts/with-services $(BIN)/pytest
 	$(BIN)/ruff check .
