@@ -76,8 +76,13 @@ class OperatorSnapshot:
 
     @property
     def is_empty(self) -> bool:
-        """Whether the snapshot holds no value at all (empty tables and lists count as none)."""
-        if self.native is not None:
+        """Whether the snapshot holds no value at all (empty tables and lists count as none).
+
+        An incremental snapshot is never empty, even without changes: it stands for the
+        whole state of its base plus its changes, and a subtask writes nothing for an empty
+        snapshot, which a restore reads as no state at all.
+        """
+        if self.native is not None or self.is_delta:
             return False
         keyed_values = any(table for states in self.keyed.values() for table in states.values())
         collections = (*self.lists.values(), *self.unions.values(), *self.broadcast.values())

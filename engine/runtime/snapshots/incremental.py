@@ -35,8 +35,11 @@ class CompletedBases(Generic[T]):
     An incremental snapshot may build only on what a *completed* checkpoint wrote: the files
     a pending checkpoint wrote are deleted if it aborts. So what a checkpoint wrote becomes
     the base on its notify-complete (which also forgets older pending checkpoints: they are
-    subsumed); a completion of a checkpoint this subtask wrote nothing for changes no base. A
-    new or restored job has no base, so its first snapshot is whole.
+    subsumed); a completion of a checkpoint this subtask wrote nothing for changes no base.
+    That is safe because an operator with a base writes for every checkpoint (a delta with no
+    changes too: ``OperatorSnapshot.is_empty``), so the completed checkpoint references the
+    files the next delta builds on and retention keeps them. A new or restored job has no
+    base, so its first snapshot is whole.
     """
 
     def __init__(self) -> None:

@@ -40,6 +40,10 @@ def test_a_snapshot_with_any_value_is_not_empty() -> None:
     assert not OperatorSnapshot("sums", broadcast={"rules": {"max": 1}}).is_empty
 
 
+def test_a_delta_without_changes_is_not_empty_it_stands_for_its_base() -> None:
+    assert not OperatorSnapshot("sums", is_delta=True).is_empty
+
+
 def test_decoding_garbage_names_the_location() -> None:
     with pytest.raises(CorruptCheckpoint, match="chk-1/sums-0"):
         decode_snapshot(b"not a pickle", location="chk-1/sums-0")

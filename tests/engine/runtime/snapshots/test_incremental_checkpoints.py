@@ -111,6 +111,45 @@ async def test_a_job_resumes_exactly_from_a_chain_of_deltas(tmp_path: Path) -> N
     assert len(sink.results) == sum(expected.values())  # each update committed once
 
 
+async def test_a_checkpoint_taken_while_no_record_came_restores_the_whole_state(
+    tmp_path: Path,
+) -> None:
+    topic, sink, storage = Topic(2), CollectSink[Any](), tmp_path / "checkpoints"
+    touch(topic, range(KEYS))
+    async with counts_job(topic, sink, storage).start("counts") as job:
+        await topic.all_read.wait()
+        await job.trigger_checkpoint()
+        idle = await job.trigger_checkpoint()  # deltas without changes
+        await cancel_and_wait(job)
+    assert all(h is not None and h.shared for h in idle.metadata.operators["counts"].handles)
+
+    touch(topic, range(KEYS))
+    topic.close()
+    await counts_job(topic, sink, storage).execute("counts", restore_from="latest")
+
+    assert counts_of(sink) == dict.fromkeys(range(KEYS), 2)
+
+
+async def test_a_delta_after_a_checkpoint_without_changes_restores_exactly(
+    tmp_path: Path,
+) -> None:
+    topic, sink, storage = Topic(2), CollectSink[Any](), tmp_path / "checkpoints"
+    touch(topic, range(KEYS))
+    async with counts_job(topic, sink, storage).start("counts") as job:
+        await topic.all_read.wait()
+        await job.trigger_checkpoint()
+        await job.trigger_checkpoint()  # no change: it still references the first one's files
+        touch(topic, range(10))
+        await topic.all_read.wait()
+        await job.trigger_checkpoint()
+        await cancel_and_wait(job)
+
+    topic.close()
+    await counts_job(topic, sink, storage).execute("counts", restore_from="latest")
+
+    assert counts_of(sink) == {key: 2 if key < 10 else 1 for key in range(KEYS)}
+
+
 async def test_shared_files_are_deleted_once_no_retained_checkpoint_uses_them(
     tmp_path: Path,
 ) -> None:
