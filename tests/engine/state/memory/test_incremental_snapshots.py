@@ -38,8 +38,7 @@ from lockgate.engine.state import (
     ReducingStateDescriptor,
     ValueStateDescriptor,
 )
-
-from .states import Average, EveryState
+from tests.engine.state.states import Average, EveryState
 
 UID = "sums"
 MAX_PARALLELISM = 4
