@@ -13,7 +13,7 @@ from lockgate.engine.errors import (
     UnsupportedCheckpointVersion,
 )
 
-__all__ = ["CheckpointStorage", "newest_readable"]
+__all__ = ["CheckpointStorage", "first_unused_id", "newest_readable"]
 
 
 @runtime_checkable
@@ -84,3 +84,14 @@ async def newest_readable(
         except (CheckpointNotFound, CorruptCheckpoint, UnsupportedCheckpointVersion):
             continue
     return None
+
+
+async def first_unused_id(storage: CheckpointStorage, job: str) -> int:
+    """Return the id above every checkpoint of ``job`` that ``storage`` holds (1 if none).
+
+    A run numbers its checkpoints from here (or from above the checkpoint it restored, if
+    that is higher), so it never writes into a folder of an earlier run, and ids grow with
+    time: the highest id of a job is its most recently completed checkpoint, whichever run
+    took it.
+    """
+    return 1 + max(await storage.completed(job), default=0)
