@@ -18,6 +18,7 @@ from lockgate.engine.checkpointing.shared_registry import SharedStateRegistry
 from lockgate.engine.checkpointing.statistics import CheckpointStatistics
 from lockgate.engine.checkpointing.storage import CheckpointStorage
 from lockgate.engine.checkpointing.storage.checkpoint_storage import first_unused_id
+from lockgate.engine.checkpointing.storage.job_lock import JobLock
 from lockgate.engine.checkpointing.storage.layout import METADATA_NAME
 from lockgate.engine.errors import EngineError, JobError, RestoreError, StateEncodingError
 from lockgate.engine.graph.job_graph import OperatorKind
@@ -86,14 +87,17 @@ class JobMaster:
     async def run(self) -> bool:
         """Run the job to its end; return ``True`` if it finished, ``False`` if cancelled.
 
-        Checkpoints are numbered above every id the storage holds for the job: a run never
-        overwrites a checkpoint of an earlier one, and the newest checkpoint has the
-        highest id.
+        A run holds its storage's ``JobLock`` for the job from start to end: a second run of
+        the name on the storage is refused. Checkpoints are numbered above every id the
+        storage holds for the job: a run never overwrites a checkpoint of an earlier one,
+        and the newest checkpoint has the highest id.
         """
+        storage = self.settings.storage
         try:
-            unused = await first_unused_id(self.settings.storage, self.name)
-            self._next_checkpoint_id = max(self._next_checkpoint_id, unused)
-            return await self._run_attempts()
+            async with JobLock(storage, self.name, run_id=self.run_id):
+                unused = await first_unused_id(storage, self.name)
+                self._next_checkpoint_id = max(self._next_checkpoint_id, unused)
+                return await self._run_attempts()
         finally:
             self._ended = True
             self._coordinator_ready.set()
