@@ -13,7 +13,7 @@ from lockgate.engine.errors import (
     UnsupportedCheckpointVersion,
 )
 
-__all__ = ["CheckpointStorage", "first_unused_id", "newest_readable"]
+__all__ = ["CheckpointStorage", "first_unused_id", "newest_readable", "readable_checkpoints"]
 
 
 @runtime_checkable
@@ -57,6 +57,15 @@ class CheckpointStorage(Protocol):
         """Return the metadata at ``location`` (or in the checkpoint folder ``location``)."""
         ...
 
+    async def read_checkpoint(self, job: str, checkpoint_id: int) -> CheckpointMetadata:
+        """Return the metadata of checkpoint ``checkpoint_id`` of ``job``.
+
+        Raises:
+            CheckpointNotFound: the checkpoint has no metadata (or is not there).
+            CorruptCheckpoint: its metadata does not match its checksum.
+        """
+        ...
+
     async def latest(self, job: str) -> CheckpointMetadata | None:
         """Return the metadata of the newest complete, readable checkpoint of ``job``."""
         ...
@@ -84,6 +93,22 @@ async def newest_readable(
         except (CheckpointNotFound, CorruptCheckpoint, UnsupportedCheckpointVersion):
             continue
     return None
+
+
+async def readable_checkpoints(
+    storage: CheckpointStorage, job: str, ids: Iterable[int]
+) -> list[CheckpointMetadata]:
+    """Return the metadata of those checkpoints ``ids`` of ``job`` that can be read, in order.
+
+    Checkpoints ``newest_readable`` skips are skipped here too.
+    """
+    readable = []
+    for checkpoint_id in ids:
+        try:
+            readable.append(await storage.read_checkpoint(job, checkpoint_id))
+        except (CheckpointNotFound, CorruptCheckpoint, UnsupportedCheckpointVersion):
+            continue
+    return readable
 
 
 async def first_unused_id(storage: CheckpointStorage, job: str) -> int:

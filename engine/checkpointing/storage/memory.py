@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import partial
 
 from lockgate.engine.checkpointing.checksum import checksum_of, verify_state
 from lockgate.engine.checkpointing.messages import StateHandle
@@ -72,15 +73,13 @@ class MemoryCheckpointStorage:
             self._read(metadata_location), location=metadata_location
         )
 
+    async def read_checkpoint(self, job: str, checkpoint_id: int) -> CheckpointMetadata:
+        """Return the metadata at ``memory://<job>/chk-<id>/_metadata``."""
+        return await self.read_metadata(_location(check_job_name(job), checkpoint_id, ""))
+
     async def latest(self, job: str) -> CheckpointMetadata | None:
         """Return the newest readable checkpoint of ``job``, or ``None``."""
-        folder = _SCHEME + check_job_name(job)
-        return await newest_readable(
-            await self.completed(job),
-            lambda checkpoint_id: self.read_metadata(
-                f"{folder}/{checkpoint_folder(checkpoint_id)}"
-            ),
-        )
+        return await newest_readable(await self.completed(job), partial(self.read_checkpoint, job))
 
     async def completed(self, job: str) -> list[int]:
         """Return the ids of ``job``'s checkpoints that have metadata, ascending."""

@@ -13,6 +13,7 @@ from lockgate.engine.checkpointing.completed import CompletedCheckpoint, Complet
 from lockgate.engine.checkpointing.config import CheckpointConfig
 from lockgate.engine.checkpointing.coordinator import CheckpointCoordinator, CoordinatorSetup
 from lockgate.engine.checkpointing.messages import AttemptDeployed
+from lockgate.engine.checkpointing.metadata import CheckpointMetadata
 from lockgate.engine.checkpointing.requests import CheckpointRequest, CheckpointTicket
 from lockgate.engine.checkpointing.shared_registry import SharedStateRegistry
 from lockgate.engine.checkpointing.statistics import CheckpointStatistics
@@ -74,8 +75,10 @@ class JobMaster:
         self._restore_from = None if restore is None else restore.metadata
         self._restore_storage = settings.storage if restore is None else restore.storage
         if restore is not None and restore.claim:
-            self.store.add(_claimed(restore))
-            self.registry.register(restore.metadata)  # its shared files are the job's now
+            claimed = _claimed(restore)
+            self.store.recover(claimed)
+            for checkpoint in claimed:  # their shared files are the job's now
+                self.registry.register(checkpoint.metadata)
         self._deployment: Deployment | None = None
         self._system: ActorSystem | None = None
         self._coordinator: Any = None
@@ -233,20 +236,20 @@ class JobMaster:
         )
 
 
-def _claimed(restore: RestoreSettings) -> CompletedCheckpoint:
+def _claimed(restore: RestoreSettings) -> list[CompletedCheckpoint]:
     # A snapshot given by location lives in a folder the job deletes once it is subsumed;
-    # the latest checkpoint of the job's own storage is discarded like any other of them.
-    metadata = restore.metadata
+    # the checkpoints of the job's own storage ("latest") are discarded like any other of them.
     location = restore.location.rstrip("/")
     if location and not location.endswith(METADATA_NAME):
         location = f"{location}/{METADATA_NAME}"
+    earlier = [_completed(metadata, "") for metadata in restore.earlier]
+    return [*earlier, _completed(restore.metadata, location)]
+
+
+def _completed(metadata: CheckpointMetadata, location: str) -> CompletedCheckpoint:
+    timestamp = metadata.timestamp
     return CompletedCheckpoint(
-        metadata.checkpoint_id,
-        metadata.timestamp,
-        metadata.timestamp,
-        location,
-        metadata,
-        claimed=bool(location),
+        metadata.checkpoint_id, timestamp, timestamp, location, metadata, claimed=bool(location)
     )
 
 
