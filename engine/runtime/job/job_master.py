@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
+import anyio.to_thread
 
 from lockgate.actors import ActorCrashed, ActorSystem, single_error
 from lockgate.engine.checkpointing.completed import CompletedCheckpoint, CompletedCheckpointStore
@@ -31,6 +34,8 @@ from lockgate.engine.runtime.job.deployment import Attempt, Deployment, RuntimeO
 from lockgate.engine.runtime.job.restart import RestartStrategy
 from lockgate.engine.runtime.metrics import JobMetrics
 from lockgate.engine.savepoints.values import ValueCodec
+from lockgate.engine.state import StateBackend
+from lockgate.engine.state.local_state import LocalStateOwner
 from lockgate.engine.state.native_snapshot import NativeRestoreTarget
 
 __all__ = ["JobMaster", "JobSettings"]
@@ -91,13 +96,18 @@ class JobMaster:
         """Run the job to its end; return ``True`` if it finished, ``False`` if cancelled.
 
         A run holds its storage's ``JobLock`` for the job from start to end: a second run of
-        the name on the storage is refused. Checkpoints are numbered above every id the
-        storage holds for the job: a run never overwrites a checkpoint of an earlier one,
-        and the newest checkpoint has the highest id.
+        the name on the storage is refused. It claims the local folders of a state backend
+        that keeps them (``LocalStateOwner``), which removes those that dead runs left.
+        Checkpoints are numbered above every id the storage holds for the job: a run never
+        overwrites a checkpoint of an earlier one, and the newest checkpoint has the
+        highest id.
         """
         storage = self.settings.storage
         try:
-            async with JobLock(storage, self.name, run_id=self.run_id):
+            async with (
+                JobLock(storage, self.name, run_id=self.run_id),
+                _local_state(self.options.state_backend, self.name, self.run_id),
+            ):
                 unused = await first_unused_id(storage, self.name)
                 self._next_checkpoint_id = max(self._next_checkpoint_id, unused)
                 return await self._run_attempts()
@@ -234,6 +244,18 @@ class JobMaster:
             first_checkpoint_id=self._next_checkpoint_id,
             registry=self.registry,
         )
+
+
+@asynccontextmanager
+async def _local_state(backend: StateBackend, job: str, run_id: str) -> AsyncIterator[None]:
+    if not isinstance(backend, LocalStateOwner):
+        yield
+        return
+    claim = await anyio.to_thread.run_sync(backend.claim_local_state, job, run_id)
+    try:
+        yield
+    finally:
+        claim.release()
 
 
 def _claimed(restore: RestoreSettings) -> list[CompletedCheckpoint]:
