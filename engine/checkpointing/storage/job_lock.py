@@ -31,7 +31,7 @@ import anyio.to_thread
 from lockgate.engine.checkpointing.storage.checkpoint_storage import CheckpointStorage
 from lockgate.engine.checkpointing.storage.filesystem import FileSystemCheckpointStorage
 from lockgate.engine.checkpointing.storage.layout import LOCK_NAME, check_job_name
-from lockgate.engine.errors import JobError
+from lockgate.engine.errors import CheckpointStorageError, JobError
 
 __all__ = ["JobLock"]
 
@@ -45,8 +45,9 @@ class JobLock:
     """Held by the one running job of a name on a checkpoint storage; see the module docstring.
 
     ``async with JobLock(storage, job, run_id=...)`` acquires it or raises ``JobError``
-    naming the job, the storage and, where known, the process and run holding it; leaving
-    the block releases it. A lock is acquired once.
+    naming the job, the storage and, where known, the process and run holding it (or
+    ``CheckpointStorageError`` if the lock file cannot be made); leaving the block releases
+    it. A lock is acquired once.
     """
 
     def __init__(self, storage: CheckpointStorage, job: str, *, run_id: str) -> None:
@@ -96,8 +97,15 @@ class JobLock:
 
     def _lock_file(self, path: Path) -> int:
         """Lock ``path`` for this process and write who holds it into it; return the file."""
-        path.parent.mkdir(parents=True, exist_ok=True)
-        descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as error:
+            raise CheckpointStorageError(
+                f"cannot lock job '{self.job}' on {self.storage!r}: {path} cannot be created "
+                f"({error}); check that the checkpoint folder is a folder this process may "
+                "write to"
+            ) from error
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -21,6 +21,7 @@ from lockgate.engine import (
     StreamEnvironment,
 )
 from lockgate.engine.checkpointing.storage.job_lock import JobLock
+from lockgate.engine.errors import CheckpointStorageError
 from tests.engine.jobs.checkpoints import Gate, GatedSource
 
 COUNT, GATE_AT = 1_000, 600
@@ -30,6 +31,7 @@ import sys
 import anyio
 from lockgate.engine import FileSystemCheckpointStorage
 from lockgate.engine.checkpointing.storage.job_lock import JobLock
+from lockgate.engine.errors import CheckpointStorageError
 
 async def main() -> None:
     async with JobLock(FileSystemCheckpointStorage(sys.argv[1]), "sums", run_id="elsewhere"):
@@ -104,6 +106,14 @@ async def test_a_job_runs_again_once_the_run_before_it_ended(tmp_path: Path) -> 
     result = await short_job(storage, sink).execute("sums")
 
     assert result.status is JobStatus.FINISHED
+
+
+async def test_a_lock_file_that_cannot_be_made_is_named_in_the_error(tmp_path: Path) -> None:
+    (tmp_path / "not-a-folder").write_text("")
+    storage = FileSystemCheckpointStorage(tmp_path / "not-a-folder")
+    with pytest.raises(CheckpointStorageError, match=r"cannot lock job 'sums' on .*not-a-folder"):
+        async with JobLock(storage, "sums", run_id="here"):
+            pass
 
 
 async def test_the_lock_of_a_process_that_was_killed_is_released(tmp_path: Path) -> None:
