@@ -9,11 +9,16 @@ cleans its local state directories when it starts.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Protocol, runtime_checkable
+
+import anyio.to_thread
 
 __all__ = [
     "LocalStateClaim",
     "LocalStateOwner",
+    "claimed_local_state",
     "job_folder_prefix",
     "run_folder_prefix",
     "safe_name",
@@ -58,3 +63,20 @@ class LocalStateOwner(Protocol):
 
         It blocks on the disk: call it from a worker thread.
         """
+
+
+@asynccontextmanager
+async def claimed_local_state(backend: object, job_name: str, run_id: str) -> AsyncIterator[None]:
+    """Hold the claim of a ``LocalStateOwner`` backend on a run's folders for the block.
+
+    The claim is made in a worker thread (it may remove folders); any other backend keeps
+    nothing on the local disk, and the block runs unclaimed.
+    """
+    if not isinstance(backend, LocalStateOwner):
+        yield
+        return
+    claim = await anyio.to_thread.run_sync(backend.claim_local_state, job_name, run_id)
+    try:
+        yield
+    finally:
+        claim.release()

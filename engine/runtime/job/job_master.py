@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
-import anyio.to_thread
 
 from lockgate.actors import ActorCrashed, ActorSystem, single_error
 from lockgate.engine.checkpointing.completed import CompletedCheckpoint, CompletedCheckpointStore
@@ -34,8 +31,7 @@ from lockgate.engine.runtime.job.deployment import Attempt, Deployment, RuntimeO
 from lockgate.engine.runtime.job.restart import RestartStrategy
 from lockgate.engine.runtime.metrics import JobMetrics
 from lockgate.engine.savepoints.values import ValueCodec
-from lockgate.engine.state import StateBackend
-from lockgate.engine.state.local_state import LocalStateOwner
+from lockgate.engine.state.local_state import claimed_local_state
 from lockgate.engine.state.native_snapshot import NativeRestoreTarget
 
 __all__ = ["JobMaster", "JobSettings"]
@@ -106,7 +102,7 @@ class JobMaster:
         try:
             async with (
                 JobLock(storage, self.name, run_id=self.run_id),
-                _local_state(self.options.state_backend, self.name, self.run_id),
+                claimed_local_state(self.options.state_backend, self.name, self.run_id),
             ):
                 unused = await first_unused_id(storage, self.name)
                 self._next_checkpoint_id = max(self._next_checkpoint_id, unused)
@@ -244,18 +240,6 @@ class JobMaster:
             first_checkpoint_id=self._next_checkpoint_id,
             registry=self.registry,
         )
-
-
-@asynccontextmanager
-async def _local_state(backend: StateBackend, job: str, run_id: str) -> AsyncIterator[None]:
-    if not isinstance(backend, LocalStateOwner):
-        yield
-        return
-    claim = await anyio.to_thread.run_sync(backend.claim_local_state, job, run_id)
-    try:
-        yield
-    finally:
-        claim.release()
 
 
 def _claimed(restore: RestoreSettings) -> list[CompletedCheckpoint]:
