@@ -287,8 +287,8 @@ class StreamEnvironment:
         checkpoint storage, or its ``CheckpointMetadata``. State maps to operators by uid;
         state of a uid the job no longer has fails the restore, unless
         ``allow_non_restored_state`` drops it. ``claim_mode="no_claim"`` (the default) never
-        deletes the snapshot; ``"claim"`` hands it to the job, which deletes it once a newer
-        checkpoint subsumes it.
+        deletes the snapshot; ``"claim"`` hands it to the job, which deletes it once subsumed
+        (``"latest"``, the job's own checkpoints, is always claimed).
         """
         async with self.start(
             name,

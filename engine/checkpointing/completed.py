@@ -92,6 +92,20 @@ class CompletedCheckpointStore:
         del self._checkpoints[:excess]
         return subsumed
 
+    def recover(self, checkpoints: list[CompletedCheckpoint]) -> None:
+        """Retain checkpoints an earlier run left, all of them, before this run adds any.
+
+        More than ``max_retained`` may be retained for a while: the next ``add`` subsumes
+        the excess, oldest first, just as retention would have if the run that took them
+        had gone on.
+
+        Raises:
+            ValueError: when the store already holds a checkpoint.
+        """
+        if self._checkpoints:
+            raise ValueError(f"only an empty store recovers checkpoints; it holds {self!r}")
+        self._checkpoints = sorted(checkpoints, key=lambda checkpoint: checkpoint.checkpoint_id)
+
     def __len__(self) -> int:
         return len(self._checkpoints)
 

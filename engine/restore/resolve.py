@@ -12,6 +12,7 @@ from lockgate.engine.checkpointing.storage import (
     MemoryCheckpointStorage,
     storage_reading,
 )
+from lockgate.engine.checkpointing.storage.checkpoint_storage import readable_checkpoints
 from lockgate.engine.errors import RestoreError
 from lockgate.engine.restore.trust import holds_every_file
 
@@ -35,7 +36,10 @@ class RestoreSettings:
     """What a job starts from: a checkpoint or savepoint, where it is, and who owns it.
 
     ``claim`` hands the snapshot to the job, which deletes it once a newer checkpoint
-    subsumes it; otherwise (``no_claim``, the default) the job never deletes it.
+    subsumes it; otherwise (``no_claim``, the default) the job never deletes it. A job
+    restored from ``"latest"`` claims it, and with it ``earlier``: the job's other readable
+    checkpoints in its storage, oldest first, which its retention then keeps or deletes as
+    if no restart had happened.
 
     ``own_checkpoint`` holds for one of the job's own checkpoints (``"latest"``, or a
     snapshot whose state files all lie inside the job's checkpoint storage): its pickled
@@ -53,6 +57,7 @@ class RestoreSettings:
     claim: bool = False
     own_checkpoint: bool = False
     fall_back: bool = False
+    earlier: tuple[CheckpointMetadata, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,14 +126,19 @@ async def _latest(storage: CheckpointStorage, job: str, options: RestoreOptions)
             f"job '{job}' has no completed checkpoint in {storage!r}; start it without "
             "restore_from, or point the storage at its checkpoints"
         )
+    # The job's own checkpoints in its own storage: claimed whatever claim_mode says, so
+    # that restarts from "latest" keep max_retained of them, not every one restored from.
+    ids = [cid for cid in await storage.completed(job) if cid < latest.checkpoint_id]
+    earlier = await readable_checkpoints(storage, job, ids)
     return RestoreSettings(
         latest,
         storage,
         "",
         options.allow_non_restored_state,
-        claim=options.claim,
+        claim=True,
         own_checkpoint=True,
         fall_back=True,
+        earlier=tuple(earlier),
     )
 
 

@@ -30,6 +30,7 @@ from lockgate.engine.state.handles import (
     ReducingState,
     ValueState,
 )
+from lockgate.engine.state.local_state import run_folder_prefix, safe_name
 from lockgate.engine.time.clock import Clock
 
 __all__ = [
@@ -178,9 +179,13 @@ class KeyedStateBackendSpec:
 
     @property
     def folder_name(self) -> str:
-        """A folder name unique to this operator subtask and attempt of this run."""
-        parts = (self.job_name, self.run_id, f"a{self.attempt}", self.uid, str(self.subtask_index))
-        return "lockgate-" + "-".join(_safe(part) for part in parts)
+        """A folder name unique to this operator subtask and attempt of this run.
+
+        It begins with ``run_folder_prefix(job_name, run_id)``.
+        """
+        parts = (f"a{self.attempt}", self.uid, str(self.subtask_index))
+        prefix = run_folder_prefix(self.job_name, self.run_id)
+        return prefix + "-".join(safe_name(part) for part in parts)
 
 
 class StateBackend(Protocol):
@@ -196,7 +201,3 @@ class StateBackend(Protocol):
 
     def create_keyed_state_backend(self, spec: KeyedStateBackendSpec) -> KeyedStateBackend:
         """Return a new, empty keyed state backend for the subtask ``spec`` names."""
-
-
-def _safe(part: str) -> str:
-    return "".join(c if c.isalnum() or c in "._" else "_" for c in part)

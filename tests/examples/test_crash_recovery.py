@@ -10,10 +10,12 @@ import subprocess
 import sys
 import time
 from collections import Counter, defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
 import orjson
+import pytest
 
 from lockgate.connectors import FileSink
 
@@ -87,22 +89,48 @@ def committed_counts(output: Path) -> dict[str, list[int]]:
     return counts
 
 
-def test_word_count_killed_five_times_commits_exactly_the_failure_free_output(
-    tmp_path: Path,
-) -> None:
-    word_count = load_example()
+@dataclass(frozen=True)
+class KilledRuns:
+    """Five runs killed, then a sixth that ran to its end, and where they wrote."""
+
+    text: Path
+    output: Path
+    checkpoints: Path
+    return_codes: list[int]
+
+
+@pytest.fixture(scope="module")
+def killed_five_times(tmp_path_factory: pytest.TempPathFactory) -> KilledRuns:
+    tmp_path = tmp_path_factory.mktemp("killed")
     text = tmp_path / "text.txt"
-    text.write_text(word_count.DEFAULT_TEXT.read_text() * REPEATS)
+    text.write_text(load_example().DEFAULT_TEXT.read_text() * REPEATS)
     output, checkpoints, log = tmp_path / "output", tmp_path / "checkpoints", tmp_path / "log"
 
     return_codes = kill_at_random_moments(text, output, checkpoints, log)
     last = start(text, output, checkpoints, log)
 
     assert last.wait(timeout=60) == 0, log.read_text()
-    assert return_codes == [-signal.SIGKILL] * KILLS, "a run ended before it was killed"
+    return KilledRuns(text, output, checkpoints, return_codes)
+
+
+def test_word_count_killed_five_times_commits_exactly_the_failure_free_output(
+    killed_five_times: KilledRuns,
+) -> None:
+    runs = killed_five_times
+    assert runs.return_codes == [-signal.SIGKILL] * KILLS, "a run ended before it was killed"
     # a run without failures commits each word with each count 1..total once
-    totals, committed = final_counts(word_count, text), committed_counts(output)
+    totals = final_counts(load_example(), runs.text)
+    committed = committed_counts(runs.output)
     assert sorted(committed) == sorted(totals)
     inexact = [w for w, total in totals.items() if sorted(committed[w]) != [*range(1, total + 1)]]
     assert inexact == [], f"words whose running counts are not 1..total once each: {inexact}"
-    assert [path.name for path in output.iterdir() if path.name.startswith(".")] == []
+    assert [path.name for path in runs.output.iterdir() if path.name.startswith(".")] == []
+
+
+def test_word_count_killed_five_times_keeps_only_its_retained_checkpoint(
+    killed_five_times: KilledRuns,
+) -> None:
+    # max_retained is 1: each run restored from "latest" took the checkpoint it restored over
+    assert [path.parent.name for path in killed_five_times.checkpoints.glob("*/*/_metadata")] == [
+        f"chk-{latest_checkpoint(killed_five_times.checkpoints)}"
+    ]

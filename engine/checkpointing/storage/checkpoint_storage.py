@@ -13,7 +13,13 @@ from lockgate.engine.errors import (
     UnsupportedCheckpointVersion,
 )
 
-__all__ = ["CheckpointStorage", "missing_state_file", "newest_readable"]
+__all__ = [
+    "CheckpointStorage",
+    "first_unused_id",
+    "missing_state_file",
+    "newest_readable",
+    "readable_checkpoints",
+]
 
 
 @runtime_checkable
@@ -60,6 +66,15 @@ class CheckpointStorage(Protocol):
         """Return the metadata at ``location`` (or in the checkpoint folder ``location``)."""
         ...
 
+    async def read_checkpoint(self, job: str, checkpoint_id: int) -> CheckpointMetadata:
+        """Return the metadata of checkpoint ``checkpoint_id`` of ``job``.
+
+        Raises:
+            CheckpointNotFound: the checkpoint has no metadata (or is not there).
+            CorruptCheckpoint: its metadata does not match its checksum.
+        """
+        ...
+
     async def latest(self, job: str, *, before: int | None = None) -> CheckpointMetadata | None:
         """Return the metadata of the newest complete, readable checkpoint of ``job``.
 
@@ -100,3 +115,30 @@ async def newest_readable(
 def missing_state_file(location: str) -> CheckpointNotFound:
     """The error ``read_state`` raises for a state file that is not at ``location``."""
     return CheckpointNotFound(f"no state file at {location}")
+
+
+async def readable_checkpoints(
+    storage: CheckpointStorage, job: str, ids: Iterable[int]
+) -> list[CheckpointMetadata]:
+    """Return the metadata of those checkpoints ``ids`` of ``job`` that can be read, in order.
+
+    Checkpoints ``newest_readable`` skips are skipped here too.
+    """
+    readable = []
+    for checkpoint_id in ids:
+        try:
+            readable.append(await storage.read_checkpoint(job, checkpoint_id))
+        except (CheckpointNotFound, CorruptCheckpoint, UnsupportedCheckpointVersion):
+            continue
+    return readable
+
+
+async def first_unused_id(storage: CheckpointStorage, job: str) -> int:
+    """Return the id above every checkpoint of ``job`` that ``storage`` holds (1 if none).
+
+    A run numbers its checkpoints from here (or from above the checkpoint it restored, if
+    that is higher), so it never writes into a folder of an earlier run, and ids grow with
+    time: the highest id of a job is its most recently completed checkpoint, whichever run
+    took it.
+    """
+    return 1 + max(await storage.completed(job), default=0)

@@ -23,6 +23,7 @@ import shutil
 import uuid
 from collections.abc import Iterable
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 import anyio.to_thread
@@ -94,15 +95,15 @@ class FileSystemCheckpointStorage:
         """Read the metadata at ``location``, a ``_metadata`` file or a ``chk-<id>`` folder."""
         return await anyio.to_thread.run_sync(_read_metadata, _metadata_path(location))
 
+    async def read_checkpoint(self, job: str, checkpoint_id: int) -> CheckpointMetadata:
+        """Read the metadata in ``<base>/<job>/chk-<id>``."""
+        folder = self.base_path / check_job_name(job) / checkpoint_folder(checkpoint_id)
+        return await self.read_metadata(str(folder))
+
     async def latest(self, job: str, *, before: int | None = None) -> CheckpointMetadata | None:
         """Return the newest readable checkpoint of ``job`` (with an id below ``before``)."""
-        job_folder = self.base_path / check_job_name(job)
         return await newest_readable(
-            await self.completed(job),
-            lambda checkpoint_id: self.read_metadata(
-                str(job_folder / checkpoint_folder(checkpoint_id))
-            ),
-            before=before,
+            await self.completed(job), partial(self.read_checkpoint, job), before=before
         )
 
     async def completed(self, job: str) -> list[int]:

@@ -1,4 +1,4 @@
-"""How checkpoints are laid out in storage: ``<job>/chk-<id>/<name>`` and ``_metadata``.
+"""How checkpoints are laid out in storage: ``<job>/chk-<id>/<name>``, ``_metadata``, ``_lock``.
 
 Every storage uses the same names, so a checkpoint folder looks the same wherever it lives.
 """
@@ -6,6 +6,7 @@ Every storage uses the same names, so a checkpoint folder looks the same whereve
 from __future__ import annotations
 
 __all__ = [
+    "LOCK_NAME",
     "METADATA_NAME",
     "SHARED_FOLDER",
     "checkpoint_folder",
@@ -18,6 +19,9 @@ __all__ = [
 
 METADATA_NAME = "_metadata"
 """The file whose presence makes a checkpoint folder a checkpoint."""
+
+LOCK_NAME = "_lock"
+"""The file in a job's folder that the running job of that name holds an OS lock on."""
 
 SHARED_FOLDER = "shared"
 """The folder beside the ``chk-<id>`` folders holding files incremental snapshots share."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import partial
 
 from lockgate.engine.checkpointing.checksum import checksum_of, verify_state
 from lockgate.engine.checkpointing.messages import StateHandle
@@ -77,15 +78,14 @@ class MemoryCheckpointStorage:
             self._read(metadata_location), location=metadata_location
         )
 
+    async def read_checkpoint(self, job: str, checkpoint_id: int) -> CheckpointMetadata:
+        """Return the metadata at ``memory://<job>/chk-<id>/_metadata``."""
+        return await self.read_metadata(_location(check_job_name(job), checkpoint_id, ""))
+
     async def latest(self, job: str, *, before: int | None = None) -> CheckpointMetadata | None:
         """Return the newest readable checkpoint of ``job`` (with an id below ``before``)."""
-        folder = _SCHEME + check_job_name(job)
         return await newest_readable(
-            await self.completed(job),
-            lambda checkpoint_id: self.read_metadata(
-                f"{folder}/{checkpoint_folder(checkpoint_id)}"
-            ),
-            before=before,
+            await self.completed(job), partial(self.read_checkpoint, job), before=before
         )
 
     async def completed(self, job: str) -> list[int]:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from types import TracebackType
 from typing import Any
 
@@ -132,15 +133,16 @@ class S3CheckpointStorage:
         metadata = CheckpointMetadata.from_bytes(await self._get(location), location=location)
         return metadata.resolved(location.rsplit("/", 1)[0])
 
+    async def read_checkpoint(self, job: str, checkpoint_id: int) -> CheckpointMetadata:
+        """Read the metadata under ``<prefix>/<job>/chk-<id>/``."""
+        folder = self._key(check_job_name(job), checkpoint_folder(checkpoint_id))
+        return await self.read_metadata(_url(self.bucket, folder))
+
     async def latest(self, job: str, *, before: int | None = None) -> CheckpointMetadata | None:
         """Return the newest readable checkpoint of ``job`` (with an id below ``before``)."""
         async with self.connection.client():  # one client for the listing and the reads
             return await newest_readable(
-                await self.completed(job),
-                lambda checkpoint_id: self.read_metadata(
-                    _url(self.bucket, self._key(job, checkpoint_folder(checkpoint_id)))
-                ),
-                before=before,
+                await self.completed(job), partial(self.read_checkpoint, job), before=before
             )
 
     async def completed(self, job: str) -> list[int]:

@@ -20,6 +20,8 @@ from lockgate.engine.checkpointing.retention import CheckpointFiles
 from lockgate.engine.checkpointing.shared_registry import SharedStateRegistry
 from lockgate.engine.checkpointing.statistics import CheckpointStatistics
 from lockgate.engine.checkpointing.storage import CheckpointStorage
+from lockgate.engine.checkpointing.storage.checkpoint_storage import first_unused_id
+from lockgate.engine.checkpointing.storage.job_lock import JobLock
 from lockgate.engine.checkpointing.storage.layout import METADATA_NAME
 from lockgate.engine.errors import EngineError, JobError, RestoreError, StateEncodingError
 from lockgate.engine.graph.job_graph import OperatorKind
@@ -34,6 +36,7 @@ from lockgate.engine.runtime.job.lifecycle import JobFailure
 from lockgate.engine.runtime.job.restart import RestartStrategy
 from lockgate.engine.runtime.metrics import JobMetrics
 from lockgate.engine.savepoints.values import ValueCodec
+from lockgate.engine.state.local_state import claimed_local_state
 from lockgate.engine.state.native_snapshot import NativeRestoreTarget
 
 __all__ = ["JobMaster", "JobSettings"]
@@ -81,8 +84,10 @@ class JobMaster:
         self._next_checkpoint_id = 1 + (restore.metadata.checkpoint_id if restore else 0)
         self._restore = restore  # what the next attempt restores from
         if restore is not None and restore.claim:
-            self.store.add(_claimed(restore))
-            self.registry.register(restore.metadata)  # its shared files are the job's now
+            claimed = _claimed(restore)
+            self.store.recover(claimed)
+            for checkpoint in claimed:  # their shared files are the job's now
+                self.registry.register(checkpoint.metadata)
         self._deployment: Deployment | None = None
         self._system: ActorSystem | None = None
         self._coordinator: Any = None
@@ -93,9 +98,24 @@ class JobMaster:
         self._restart_wait: anyio.CancelScope | None = None
 
     async def run(self) -> bool:
-        """Run the job to its end; return ``True`` if it finished, ``False`` if cancelled."""
+        """Run the job to its end; return ``True`` if it finished, ``False`` if cancelled.
+
+        A run holds its storage's ``JobLock`` for the job from start to end: a second run of
+        the name on the storage is refused. It claims the local folders of a state backend
+        that keeps them (``LocalStateOwner``), which removes those that dead runs left.
+        Checkpoints are numbered above every id the storage holds for the job: a run never
+        overwrites a checkpoint of an earlier one, and the newest checkpoint has the
+        highest id.
+        """
+        storage = self.settings.storage
         try:
-            finished = await self._run_attempts()
+            async with (
+                JobLock(storage, self.name, run_id=self.run_id),
+                claimed_local_state(self.options.state_backend, self.name, self.run_id),
+            ):
+                unused = await first_unused_id(storage, self.name)
+                self._next_checkpoint_id = max(self._next_checkpoint_id, unused)
+                finished = await self._run_attempts()
         except Exception as failure:
             self.events.failed(self.attempt_number, failure)
             raise
@@ -287,20 +307,20 @@ class JobMaster:
         )
 
 
-def _claimed(restore: RestoreSettings) -> CompletedCheckpoint:
+def _claimed(restore: RestoreSettings) -> list[CompletedCheckpoint]:
     # A snapshot given by location lives in a folder the job deletes once it is subsumed;
-    # the latest checkpoint of the job's own storage is discarded like any other of them.
-    metadata = restore.metadata
+    # the checkpoints of the job's own storage ("latest") are discarded like any other of them.
     location = restore.location.rstrip("/")
     if location and not location.endswith(METADATA_NAME):
         location = f"{location}/{METADATA_NAME}"
+    earlier = [_completed(metadata, "") for metadata in restore.earlier]
+    return [*earlier, _completed(restore.metadata, location)]
+
+
+def _completed(metadata: CheckpointMetadata, location: str) -> CompletedCheckpoint:
+    timestamp = metadata.timestamp
     return CompletedCheckpoint(
-        metadata.checkpoint_id,
-        metadata.timestamp,
-        metadata.timestamp,
-        location,
-        metadata,
-        claimed=bool(location),
+        metadata.checkpoint_id, timestamp, timestamp, location, metadata, claimed=bool(location)
     )
 
 

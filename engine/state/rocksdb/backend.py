@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 
 from lockgate.engine.state.backend import KeyedStateBackend, KeyedStateBackendSpec
+from lockgate.engine.state.rocksdb.local_run import LocalRun
 from lockgate.engine.state.rocksdb.options import CompactionStyle, RocksDBOptions
 
 __all__ = ["RocksDBStateBackend"]
@@ -28,7 +29,9 @@ class RocksDBStateBackend:
     files pile up (RocksDB's default 4); ``options`` holds both, validated when the backend
     is made (see ``RocksDBOptions``). A restore that keeps a subtask's key-group range opens
     the files of its incremental (RocksDB) checkpoint as the subtask's database, downloaded
-    into a folder under ``path`` first (``native_restore_folder``).
+    into a folder under ``path`` first (``native_restore_folder``). Each run of a job claims
+    its folders (``claim_local_state``: a lock file under ``path`` that dies with its
+    process), and removes on start the folders of the job's runs whose process is gone.
     """
 
     name = "rocksdb"
@@ -59,6 +62,10 @@ class RocksDBStateBackend:
             owner=spec.owner,
             options=self.options,
         )
+
+    def claim_local_state(self, job_name: str, run_id: str) -> LocalRun:
+        """Lock the run's folders under ``path``; remove those of the job's dead runs."""
+        return LocalRun.claim(self.path, job_name, run_id)
 
     def native_restore_folder(self, backend: str) -> Path | None:
         """Return a new folder under ``path`` for a RocksDB checkpoint's files; else ``None``.

@@ -22,6 +22,7 @@ from lockgate.engine import (
     StreamEnvironment,
 )
 from lockgate.engine.checkpointing.messages import StateHandle
+from lockgate.engine.checkpointing.storage.layout import LOCK_NAME
 from lockgate.engine.testing import InjectedFailure, RecordingTwoPhaseCommitSink
 from tests.engine.jobs.async_io import wait_until
 from tests.engine.jobs.basic import EndlessSource
@@ -92,7 +93,10 @@ def counting_job(storage: FileSystemCheckpointStorage) -> tuple[StreamEnvironmen
 
 
 def entries(folder: Path) -> set[str]:
-    return {path.name for path in folder.iterdir()} if folder.is_dir() else set()
+    """The checkpoint folders and shared files of the job folder (its lock file aside)."""
+    if not folder.is_dir():
+        return set()
+    return {path.name for path in folder.iterdir()} - {LOCK_NAME}
 
 
 def shared_of(handles: Iterable[StateHandle | None]) -> set[str]:

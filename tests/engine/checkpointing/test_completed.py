@@ -68,6 +68,21 @@ def test_adding_a_checkpoint_twice_is_rejected() -> None:
         store.add(completed(1))
 
 
+def test_a_recovered_store_keeps_every_checkpoint_until_an_add_subsumes_the_excess() -> None:
+    store = CompletedCheckpointStore(max_retained=2)
+    store.recover([completed(3), completed(1), completed(2)])
+    assert ids(store.all) == [1, 2, 3]
+    assert ids(store.add(completed(4))) == [1, 2]
+    assert ids(store.all) == [3, 4]
+
+
+def test_only_an_empty_store_recovers_checkpoints() -> None:
+    store = CompletedCheckpointStore()
+    store.add(completed(1))
+    with pytest.raises(ValueError, match="only an empty store recovers checkpoints"):
+        store.recover([completed(2)])
+
+
 def test_a_store_retains_at_least_one_checkpoint() -> None:
     with pytest.raises(ValueError, match="max_retained"):
         CompletedCheckpointStore(max_retained=0)

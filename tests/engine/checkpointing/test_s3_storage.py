@@ -17,8 +17,9 @@ from botocore.session import get_session
 from lockgate.connectors import CollectSink
 from lockgate.engine import StreamEnvironment
 from lockgate.engine.checkpointing.storage import storage_for
+from lockgate.engine.checkpointing.storage.job_lock import JobLock
 from lockgate.engine.checkpointing.storage.s3 import S3CheckpointStorage
-from lockgate.engine.errors import CheckpointStorageError, UnsupportedCheckpointStorage
+from lockgate.engine.errors import CheckpointStorageError, JobError, UnsupportedCheckpointStorage
 from lockgate.engine.io.s3_client import split_s3_url
 from tests.engine.checkpointing.test_storage import *  # noqa: F403 - every shared behaviour
 from tests.engine.checkpointing.test_storage import JOB, Backend, checkpoint
@@ -78,6 +79,16 @@ async def test_discard_leaves_a_checkpoint_with_a_longer_id_alone(
     await checkpoint(s3_storage, 10)
     await s3_storage.discard(JOB, 1)
     assert await s3_storage.completed(JOB) == [10]
+
+
+async def test_a_second_run_of_a_job_on_the_same_s3_url_is_refused_in_this_process(
+    s3_storage: S3CheckpointStorage, s3_endpoint: str
+) -> None:
+    same_url = S3CheckpointStorage(s3_storage.url, endpoint_url=s3_endpoint, **OPTIONS)
+    async with JobLock(s3_storage, JOB, run_id="first"):
+        with pytest.raises(JobError, match=f"job '{JOB}' is already running .*run first"):
+            async with JobLock(same_url, JOB, run_id="second"):
+                pass
 
 
 async def test_a_missing_bucket_is_named_in_the_error(s3_endpoint: str) -> None:

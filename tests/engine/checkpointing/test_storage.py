@@ -105,6 +105,17 @@ async def test_reading_missing_metadata_says_nothing_is_there(storage: Checkpoin
         await storage.read_metadata(location)
 
 
+async def test_read_checkpoint_finds_a_checkpoint_by_job_and_id(storage: CheckpointStorage) -> None:
+    location = await checkpoint(storage, 2)
+    assert await storage.read_checkpoint(JOB, 2) == await storage.read_metadata(location)
+
+
+async def test_reading_a_checkpoint_that_is_not_there_says_so(storage: CheckpointStorage) -> None:
+    await checkpoint(storage, 1)
+    with pytest.raises(CheckpointNotFound):
+        await storage.read_checkpoint(JOB, 2)
+
+
 async def test_a_job_without_checkpoints_has_no_latest(storage: CheckpointStorage) -> None:
     assert await storage.latest(JOB) is None
 

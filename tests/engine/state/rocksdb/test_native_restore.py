@@ -225,7 +225,8 @@ async def test_the_new_job_never_deletes_the_files_of_the_checkpoint_it_restored
     topic, sink = Topic(2), CollectSink[Any]()
     restored = await checkpointed_twice(topic, sink, tmp_path, "rocksdb-incremental")
     env = counts_job(topic, sink, tmp_path, backend="rocksdb-incremental")  # retains one
-    async with env.start("counts", restore_from="latest") as job:
+    # by location, not "latest": a run owns (and retention deletes) its own latest checkpoint
+    async with env.start("counts", restore_from=restored.location) as job:
         for round_ in range(3):
             touch(topic, range(round_ * 100, round_ * 100 + 100))
             await topic.all_read.wait()
