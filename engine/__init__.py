@@ -36,6 +36,7 @@ from lockgate.engine.errors import (
     StateEncodingError,
 )
 from lockgate.engine.events import CheckpointBarrier, EndOfInput, Watermark, WatermarkStatus
+from lockgate.engine.functions.async_function import AsyncFunction
 from lockgate.engine.functions.async_io import AsyncRetry
 from lockgate.engine.functions.broadcast import (
     BroadcastContext,
@@ -154,6 +155,7 @@ __all__ = [
     "TypeCodec",
     "TypedValue",
     "AggregateFunction",
+    "AsyncFunction",
     "AsyncIoMetrics",
     "AsyncRetry",
     "AggregatingState",

@@ -131,10 +131,11 @@ class SubtaskActor(Actor[Any]):
         )
 
     async def on_start(self) -> None:
-        """Open the operators, the head and the tail."""
+        """Open the operators (and async_map's ``AsyncFunction``s), the head and the tail."""
         for operator, scope in self._stages:
             with scope:
                 operator.open(self._runtime_context(operator))
+        await self.pipeline.open_functions()
         await self.head.open(self.context.doorbell)
         await self.tail.open()
         if self.settings.unaligned:
@@ -153,12 +154,12 @@ class SubtaskActor(Actor[Any]):
         await self._loop()
 
     async def on_stop(self) -> None:
-        """Close the tail, the head and the operators (these even if closing the others fails)."""
-        try:
+        """Close the tail, the head, then (even if those fail) async functions and operators."""
+        async with contextlib.AsyncExitStack() as stack:  # no async call runs any more
+            stack.callback(self._close_operators)
+            stack.push_async_callback(self.pipeline.close_functions)
             await self.tail.close()
             await self.head.close()
-        finally:
-            self._close_operators()
 
     def _close_operators(self) -> None:
         # Each operator is closed even if another one fails: it releases its keyed state.
