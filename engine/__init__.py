@@ -28,6 +28,7 @@ from lockgate.engine.errors import (
     JobError,
     KeySelectorError,
     OperatorError,
+    QueryStateError,
     RestoreError,
     SavepointEncodingError,
     SavepointFormatError,
@@ -35,6 +36,7 @@ from lockgate.engine.errors import (
     StateEncodingError,
 )
 from lockgate.engine.events import CheckpointBarrier, EndOfInput, Watermark, WatermarkStatus
+from lockgate.engine.functions.async_function import AsyncFunction
 from lockgate.engine.functions.async_io import AsyncRetry
 from lockgate.engine.functions.broadcast import (
     BroadcastContext,
@@ -153,6 +155,7 @@ __all__ = [
     "TypeCodec",
     "TypedValue",
     "AggregateFunction",
+    "AsyncFunction",
     "AsyncIoMetrics",
     "AsyncRetry",
     "AggregatingState",
@@ -216,6 +219,7 @@ __all__ = [
     "KeySelectorError",
     "OperatorError",
     "OutputTag",
+    "QueryStateError",
     "ProcessContext",
     "RuntimeContext",
     "Sink",

@@ -29,6 +29,8 @@ EngineError
 ├── StateEncodingError         state cannot be pickled into a checkpoint; fails the job, no
 │                              restart
 ├── SourceError                a source cannot do what was asked (bad split, bad position)
+├── QueryStateError            job.query_state() cannot answer: an unknown uid or state, an
+│                              operator without keyed state, or a job that is not running
 └── BarrierProtocolError       a channel broke the barrier protocol (also a ``ValueError``)
 ```
 """
@@ -49,6 +51,7 @@ __all__ = [
     "JobError",
     "KeySelectorError",
     "OperatorError",
+    "QueryStateError",
     "RestoreError",
     "SavepointEncodingError",
     "SavepointFormatError",
@@ -184,6 +187,18 @@ class IncompatibleState(RestoreError):
 
 class SourceError(EngineError):
     """A source was asked for something it cannot do."""
+
+
+class QueryStateError(EngineError):
+    """``job.query_state()`` cannot answer; the message says why and what to do.
+
+    Raised for a uid the job does not have, an operator without keyed state, a state name
+    the operator has not declared (the message lists those it has), a key that cannot be
+    routed, and a job that is not running: restarting (query again once it runs), finished,
+    failed or cancelled (its state went with its subtasks). A query whose attempt ended
+    before the subtask answered raises it too. A function that raised while reading the
+    state (an ``AggregateFunction.get_result``) is its ``__cause__``.
+    """
 
 
 class StateEncodingError(EngineError):

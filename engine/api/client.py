@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import anyio
 
@@ -50,6 +51,7 @@ class JobClient:
     failed attempt from the first failure on (a job that fails in every attempt is
     ``RESTARTING`` with its exception there before its first restart), and ``events()``
     yields the lifecycle events to any number of subscribers without ever slowing the job.
+    ``query_state`` reads one key's keyed state from the subtask that owns it.
     """
 
     def __init__(self, master: JobMaster, clock: Clock) -> None:
@@ -95,6 +97,27 @@ class JobClient:
     def metrics(self) -> JobMetrics:
         """Return every subtask's counters now."""
         return self._master.metrics()
+
+    async def query_state(self, uid: str, state_name: str, key: Any) -> Any:
+        """Return ``key``'s current value of the keyed state ``state_name`` of operator ``uid``.
+
+        The subtask that owns the key's key group reads it on its own loop, between two
+        batches, so the value is the one every record it has processed so far made, and it
+        is the caller's own copy. What the state's handle returns: a value state's
+        ``value()`` (the descriptor's default for a key without one), a list state's
+        ``get()``, a map state's items as a dict, a reducing or aggregating state's ``get()``
+        (``None`` for a key without one). ``key`` is a key as the ``key_by`` function
+        returns it; a ``reduce`` keeps its value in the state ``"reduced"``, an
+        ``aggregate`` its result in ``"aggregated"``. While the job starts (restoring its
+        state) the query waits for it; under backpressure, for the subtask's next turn.
+
+        Raises:
+            QueryStateError: an unknown uid, an operator without keyed state, a state it
+                has not declared (the message lists those it has), a key that cannot be
+                routed, or a job that is restarting (query again once it runs), finished,
+                failed or cancelled.
+        """
+        return await self._master.state_queries.query(uid, state_name, key)
 
     async def trigger_checkpoint(self) -> CompletedCheckpoint:
         """Take a checkpoint now and return it once complete; raise ``CheckpointError`` if not."""

@@ -19,10 +19,11 @@ from lockgate.engine.graph.planning import ExecutionPlan, plan_job
 from lockgate.engine.io.sources import Source
 from lockgate.engine.restore.resolve import (
     ClaimMode,
+    IfMissing,
     RestoreFrom,
     RestoreOptions,
-    check_claim_mode,
     resolve_restore,
+    restore_options,
 )
 from lockgate.engine.runtime.job.deployment import RuntimeOptions
 from lockgate.engine.runtime.job.job_master import JobMaster, JobSettings
@@ -277,6 +278,7 @@ class StreamEnvironment:
         restore_from: RestoreFrom = None,
         allow_non_restored_state: bool = False,
         claim_mode: ClaimMode = "no_claim",
+        if_missing: IfMissing = "fail",
     ) -> JobResult:
         """Run the job to its end and return its result; raise its error if it fails.
 
@@ -288,13 +290,16 @@ class StreamEnvironment:
         state of a uid the job no longer has fails the restore, unless
         ``allow_non_restored_state`` drops it. ``claim_mode="no_claim"`` (the default) never
         deletes the snapshot; ``"claim"`` hands it to the job, which deletes it once subsumed
-        (``"latest"``, the job's own checkpoints, is always claimed).
+        (``"latest"``, the job's own checkpoints, is always claimed). If there is nothing to
+        restore (no checkpoint for ``"latest"``, nothing at the location),
+        ``if_missing="fail"`` (the default) raises, ``"start"`` starts without state.
         """
         async with self.start(
             name,
             restore_from=restore_from,
             allow_non_restored_state=allow_non_restored_state,
             claim_mode=claim_mode,
+            if_missing=if_missing,
         ) as job:
             return await job.wait()
 
@@ -306,22 +311,17 @@ class StreamEnvironment:
         restore_from: RestoreFrom = None,
         allow_non_restored_state: bool = False,
         claim_mode: ClaimMode = "no_claim",
+        if_missing: IfMissing = "fail",
     ) -> AsyncIterator[JobClient]:
         """Start the job and yield its ``JobClient`` at once.
 
         Leaving the block cancels the job if it is still running, and raises the job's
         error if it failed and ``wait`` did not already raise it.
         """
-        master = JobMaster(
-            name,
-            self.plan(),
-            self._runtime_options(),
-            await self._settings(
-                name,
-                restore_from,
-                RestoreOptions(allow_non_restored_state, check_claim_mode(claim_mode)),
-            ),
-        )
+        keep = allow_non_restored_state
+        options = restore_options(claim_mode, if_missing, allow_non_restored_state=keep)
+        settings = await self._settings(name, restore_from, options)
+        master = JobMaster(name, self.plan(), self._runtime_options(), settings)
         client = JobClient(master, self.clock)
         body_error: Exception | None = None
         async with anyio.create_task_group() as group:

@@ -163,7 +163,8 @@ class DataStream(Generic[T]):
         its result would have) or ``(record, error) -> iterable`` giving the records to
         emit instead. ``rate_limit`` caps the calls the operator starts per second. Records
         in flight at a checkpoint are in its state and are called again on restore, so
-        results and failed records reach transactional sinks exactly once.
+        results and failed records reach transactional sinks exactly once. An
+        ``AsyncFunction`` is opened by each subtask before its first call, closed after.
 
         Raises:
             GraphError: naming the uid, when ``fn`` is not async or an option is invalid.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
@@ -13,22 +14,31 @@ from lockgate.engine.checkpointing.storage import (
     storage_reading,
 )
 from lockgate.engine.checkpointing.storage.checkpoint_storage import readable_checkpoints
-from lockgate.engine.errors import RestoreError
+from lockgate.engine.errors import CheckpointNotFound, RestoreError
 from lockgate.engine.restore.trust import holds_every_file
 
 __all__ = [
     "ClaimMode",
+    "IfMissing",
     "RestoreFrom",
     "RestoreOptions",
     "RestoreSettings",
     "check_claim_mode",
+    "check_if_missing",
     "resolve_restore",
+    "restore_options",
 ]
+
+_LOG = logging.getLogger(__name__)
 
 RestoreFrom: TypeAlias = str | CheckpointMetadata | None
 ClaimMode: TypeAlias = Literal["no_claim", "claim"]
+IfMissing: TypeAlias = Literal["fail", "start"]
+"""What a job does when ``restore_from`` finds nothing: ``"fail"`` (raise, saying what to do)
+or ``"start"`` (start without state)."""
 
 _CLAIM_MODES = ("no_claim", "claim")
+_IF_MISSING = ("fail", "start")
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,10 +72,24 @@ class RestoreSettings:
 
 @dataclass(frozen=True, slots=True)
 class RestoreOptions:
-    """How to treat the snapshot a job restores from."""
+    """How to treat the snapshot a job restores from, and its absence.
+
+    ``start_if_missing`` (``if_missing="start"``) starts the job without state when
+    ``"latest"`` finds no completed checkpoint, or nothing is stored at the location given;
+    a snapshot that is there but cannot be read still fails the job, as without it.
+    """
 
     allow_non_restored_state: bool = False
     claim: bool = False
+    start_if_missing: bool = False
+
+
+def restore_options(
+    claim_mode: str, if_missing: str, *, allow_non_restored_state: bool
+) -> RestoreOptions:
+    """``RestoreOptions`` from ``execute``'s and ``start``'s options; ``ValueError`` if unknown."""
+    claim, start_if_missing = check_claim_mode(claim_mode), check_if_missing(if_missing)
+    return RestoreOptions(allow_non_restored_state, claim, start_if_missing)
 
 
 def check_claim_mode(claim_mode: str) -> bool:
@@ -78,6 +102,16 @@ def check_claim_mode(claim_mode: str) -> bool:
     return claim_mode == "claim"
 
 
+def check_if_missing(if_missing: str) -> bool:
+    """Return whether ``if_missing`` starts a job without state; raise ``ValueError`` if unknown."""
+    if if_missing not in _IF_MISSING:
+        raise ValueError(
+            f"if_missing must be 'fail' (a restore that finds nothing raises) or 'start' (the "
+            f"job starts without state); got {if_missing!r}"
+        )
+    return if_missing == "start"
+
+
 async def resolve_restore(
     storage: CheckpointStorage, job: str, restore_from: RestoreFrom, options: RestoreOptions
 ) -> RestoreSettings | None:
@@ -86,9 +120,15 @@ async def resolve_restore(
     A location in the job's own kind of storage is read with it (its credentials and
     endpoint); any other path or URL with a storage made for it.
 
+    Returns ``None`` (start without state) for no ``restore_from``, and with
+    ``start_if_missing`` when there is nothing to restore: ``"latest"`` finds no completed
+    checkpoint, or nothing is stored at the location (logged at INFO either way).
+
     Raises:
-        RestoreError: ``"latest"`` finds no completed checkpoint, or ``claim`` is asked for a
-            snapshot given as metadata (the job would not know what to delete).
+        RestoreError: ``"latest"`` finds no completed checkpoint (unless
+            ``start_if_missing``), or ``claim`` is asked for a snapshot given as metadata
+            (the job would not know what to delete).
+        CheckpointNotFound: nothing is stored at the location (unless ``start_if_missing``).
     """
     if restore_from is None:
         return None
@@ -108,7 +148,13 @@ async def resolve_restore(
     if restore_from == "latest":
         return await _latest(storage, job, options)
     reader = storage if _reads(storage, restore_from) else storage_reading(restore_from)
-    metadata = await reader.read_metadata(restore_from)
+    try:
+        metadata = await reader.read_metadata(restore_from)
+    except CheckpointNotFound as missing:
+        if not options.start_if_missing:
+            raise
+        _starts_without_state(job, f"{missing}")
+        return None
     return RestoreSettings(
         metadata,
         reader,
@@ -119,12 +165,18 @@ async def resolve_restore(
     )
 
 
-async def _latest(storage: CheckpointStorage, job: str, options: RestoreOptions) -> RestoreSettings:
+async def _latest(
+    storage: CheckpointStorage, job: str, options: RestoreOptions
+) -> RestoreSettings | None:
     latest = await storage.latest(job)
+    if latest is None and options.start_if_missing:
+        _starts_without_state(job, f"it has no completed checkpoint in {storage!r}")
+        return None
     if latest is None:
         raise RestoreError(
             f"job '{job}' has no completed checkpoint in {storage!r}; start it without "
-            "restore_from, or point the storage at its checkpoints"
+            "restore_from, pass if_missing='start' to start it fresh when there is none, or "
+            "point the storage at its checkpoints"
         )
     # The job's own checkpoints in its own storage: claimed whatever claim_mode says, so
     # that restarts from "latest" keep max_retained of them, not every one restored from.
@@ -139,6 +191,15 @@ async def _latest(storage: CheckpointStorage, job: str, options: RestoreOptions)
         own_checkpoint=True,
         fall_back=True,
         earlier=tuple(earlier),
+    )
+
+
+def _starts_without_state(job: str, why: str) -> None:
+    _LOG.info(
+        "job '%s' starts without state (if_missing='start'): %s",
+        job,
+        why,
+        extra={"job": job},
     )
 
 

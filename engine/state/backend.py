@@ -139,6 +139,9 @@ class KeyedStateBackend(Protocol):
     def key_count(self) -> int:
         """How many distinct keys hold state in any state."""
 
+    def declared_states(self) -> Mapping[str, StateDescriptor]:
+        """Every state declared so far (``table`` or ``get_state``), by name."""
+
     def snapshot(self) -> KeyedSnapshot:
         """Take a consistent view of every state: the synchronous part of a checkpoint."""
 

@@ -31,6 +31,7 @@ from lockgate.engine.functions.async_io import AsyncMapSpec
 from lockgate.engine.functions.process import RuntimeContext
 from lockgate.engine.graph.job_graph import OperatorNode
 from lockgate.engine.runtime.async_io.call_deadlines import CallDeadlines
+from lockgate.engine.runtime.async_io.function_lifetime import FunctionLifetime
 from lockgate.engine.runtime.async_io.handoff import Handoff, handoff_for_this_loop
 from lockgate.engine.runtime.async_io.latency_reservoir import LatencyReservoir
 from lockgate.engine.runtime.async_io.result_queue import AsyncEntry, result_queue
@@ -105,16 +106,28 @@ class AsyncWaitOperator(Operator):
         self._bucket: TokenBucket | None = None
         self._failure: OperatorError | None = None
         self._idle: list[Handoff] = []
+        self._lifetime = FunctionLifetime(self.function)
+        self._context: RuntimeContext | None = None
 
     def open(self, context: RuntimeContext) -> None:
         """Learn where this subtask runs: for error messages, the seed and the rate share."""
         super().open(context)
+        self._context = context
         self._scope = OperatorScope(context.uid, context.subtask_index, context.parallelism)
         seed = self._retry.seed
         self._random = random.Random(None if seed is None else seed + context.subtask_index)
         if self.spec.rate_limit is not None:
             share = self.spec.rate_limit / context.parallelism
             self._bucket = TokenBucket(share, burst=max(1.0, share), now=self.clock.now())
+
+    async def open_function(self) -> None:
+        """Await an ``AsyncFunction``'s ``open(context)``: after ``open``, before any call."""
+        assert self._context is not None, "open() comes first"
+        await self._lifetime.open(self._context)
+
+    async def close_function(self) -> None:
+        """Await an ``AsyncFunction``'s ``close()`` once no call runs (if it was opened)."""
+        await self._lifetime.close()
 
     def start(self, group: TaskGroup, doorbell: Doorbell) -> None:
         """Start calling, in ``group``; ring ``doorbell`` whenever a result is ready."""

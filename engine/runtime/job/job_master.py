@@ -34,6 +34,7 @@ from lockgate.engine.runtime.job.deployment import Attempt, Deployment, RuntimeO
 from lockgate.engine.runtime.job.job_events import JobEvents
 from lockgate.engine.runtime.job.lifecycle import JobFailure
 from lockgate.engine.runtime.job.restart import RestartStrategy
+from lockgate.engine.runtime.job.state_queries import StateQueries
 from lockgate.engine.runtime.metrics import JobMetrics
 from lockgate.engine.savepoints.values import ValueCodec
 from lockgate.engine.state.local_state import claimed_local_state
@@ -62,7 +63,8 @@ class JobMaster:
     completed checkpoint (sources rewind to its positions, sinks recover its transactions).
     ``cancel`` stops the current attempt, or the wait for the next; ``run`` then returns
     ``False``. Every failed attempt is in ``failures`` and each lifecycle step goes to
-    ``events`` (a log record and a typed event) as it happens, before any restart delay.
+    ``events`` (a log record and a typed event) as it happens, before any restart delay;
+    ``state_queries`` reads keyed state from the attempt that runs.
     """
 
     def __init__(
@@ -80,6 +82,7 @@ class JobMaster:
         self.run_id = uuid.uuid4().hex[:12]
         self.failures: list[JobFailure] = []
         self.events = JobEvents(name)
+        self.state_queries = StateQueries(name, plan, options.max_parallelism, self.events)
         restore = settings.restore
         self._next_checkpoint_id = 1 + (restore.metadata.checkpoint_id if restore else 0)
         self._restore = restore  # what the next attempt restores from
@@ -125,6 +128,7 @@ class JobMaster:
             return finished
         finally:
             self._ended = True
+            self.state_queries.close()
             self._coordinator_ready.set()
             self.events.close()  # also when the host cancelled the job's task
 
@@ -217,6 +221,7 @@ class JobMaster:
             failure = _job_failure(crash)
         finally:
             discard_downloads(restored)  # files downloaded for operators never built
+            self.state_queries.ended()
             self._system = None
             self._coordinator = None
             self._coordinator_ready = anyio.Event()
@@ -289,6 +294,7 @@ class JobMaster:
             if subtask.settings.chain.head.kind is OperatorKind.SOURCE
         )
         self._coordinator.tell_control(AttemptDeployed(subtasks, sources))
+        self.state_queries.deployed(subtasks)
 
     def _coordinator_setup(self) -> CoordinatorSetup:
         return CoordinatorSetup(

@@ -13,6 +13,7 @@ from typing import Any
 
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot
 from lockgate.engine.events import Watermark
+from lockgate.engine.functions.async_function import AsyncFunction
 from lockgate.engine.functions.broadcast import KeyedBroadcastProcessFunction
 from lockgate.engine.functions.process import (
     CheckpointedFunction,
@@ -137,6 +138,7 @@ class Operator:
 
 
 _OWN_COPY = (
+    AsyncFunction,
     CheckpointedFunction,
     KeyedProcessFunction,
     KeyedCoProcessFunction,

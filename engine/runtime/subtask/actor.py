@@ -2,9 +2,10 @@
 
 Its loop takes one item at a time from its head (a source reader, or the input gate), runs
 records through the chained operators, and hands the result to its tail (the output gate,
-or a sink writer). Control messages (checkpoint triggers and notifications, stop) are taken
-before data whenever both are waiting. Barriers travel in-band: the input gate's aligner
-decides when this subtask snapshots, and the snapshot forwards the barrier downstream.
+or a sink writer). Control messages (checkpoint triggers and notifications, state queries,
+stop) are taken before data whenever both are waiting. Barriers travel in-band: the input
+gate's aligner decides when this subtask snapshots, and the snapshot forwards the barrier
+downstream.
 
 With unaligned checkpoints a subtask that waits for room in a full output channel still
 acts on unaligned barriers at the heads of its input channels and on unaligned checkpoint
@@ -54,6 +55,7 @@ from lockgate.engine.runtime.snapshots.subtask_checkpointer import SubtaskCheckp
 from lockgate.engine.runtime.subtask.doorbell_wait import wait_doorbell
 from lockgate.engine.runtime.subtask.heads import Head
 from lockgate.engine.runtime.subtask.pipeline import OperatorPipeline
+from lockgate.engine.runtime.subtask.state_query import QueryState, answer_query
 from lockgate.engine.runtime.subtask.subtask_snapshots import SubtaskSnapshots
 from lockgate.engine.runtime.subtask.tails import Tail
 from lockgate.engine.time.clock import Clock
@@ -129,10 +131,11 @@ class SubtaskActor(Actor[Any]):
         )
 
     async def on_start(self) -> None:
-        """Open the operators, the head and the tail."""
+        """Open the operators (and async_map's ``AsyncFunction``s), the head and the tail."""
         for operator, scope in self._stages:
             with scope:
                 operator.open(self._runtime_context(operator))
+        await self.pipeline.open_functions()
         await self.head.open(self.context.doorbell)
         await self.tail.open()
         if self.settings.unaligned:
@@ -151,12 +154,12 @@ class SubtaskActor(Actor[Any]):
         await self._loop()
 
     async def on_stop(self) -> None:
-        """Close the tail, the head and the operators (these even if closing the others fails)."""
-        try:
+        """Close the tail, the head, then (even if those fail) async functions and operators."""
+        async with contextlib.AsyncExitStack() as stack:  # no async call runs any more
+            stack.callback(self._close_operators)
+            stack.push_async_callback(self.pipeline.close_functions)
             await self.tail.close()
             await self.head.close()
-        finally:
-            self._close_operators()
 
     def _close_operators(self) -> None:
         # Each operator is closed even if another one fails: it releases its keyed state.
@@ -332,6 +335,8 @@ class SubtaskActor(Actor[Any]):
                 await self._notify_aborted(checkpoint_id)
             case EndSourceInput():
                 self.head.end_input()
+            case QueryState():  # between batches, on this loop: the one place state is read
+                answer_query(envelope.message, self.operators)
             case other:
                 raise TypeError(f"subtask '{self.name}' got unknown control message {other!r}")
         return False

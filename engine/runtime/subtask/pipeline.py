@@ -16,6 +16,7 @@ watermark.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from typing import Any
 
@@ -78,6 +79,22 @@ class OperatorPipeline:
     def is_mid_batch(self) -> bool:
         """Whether a batch is being sent on in chunks: no snapshot may be taken now."""
         return self._mid_batch > 0
+
+    async def open_functions(self) -> None:
+        """Open the async operators' ``AsyncFunction``s, head first (after ``Operator.open``)."""
+        for index, operator in self.async_stages:
+            with self.stages[index][1]:
+                await operator.open_function()
+
+    async def close_functions(self) -> None:
+        """Close the async operators' functions, tail first, each even if another one fails."""
+        async with contextlib.AsyncExitStack() as stack:
+            for index, operator in self.async_stages:
+                stack.push_async_callback(self._close_function, index, operator)
+
+    async def _close_function(self, index: int, operator: AsyncWaitOperator) -> None:
+        with self.stages[index][1]:
+            await operator.close_function()
 
     def start(self, group: TaskGroup, doorbell: Doorbell) -> None:
         """Start the async operators' calls and the watermark timer in ``group``."""

@@ -211,6 +211,10 @@ class KeyedStateStore:
             keys.update(table)
         return len(keys)
 
+    def declared_states(self) -> Mapping[str, StateDescriptor]:
+        """Every state declared so far, by name (restored states not declared yet are not)."""
+        return dict(self._declared)
+
     def snapshot(self) -> KeyedStateSnapshot:
         """Take a consistent copy of every table: the synchronous part of a checkpoint.
 

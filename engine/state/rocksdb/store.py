@@ -217,6 +217,10 @@ class RocksDBKeyedStateStore:
                 frames.add(unframe(db_key, _KEY_START)[0])
         return count + len(frames)
 
+    def declared_states(self) -> Mapping[str, StateDescriptor]:
+        """Every state declared so far, by name (restored states not declared yet are not)."""
+        return dict(self._declared)
+
     def snapshot(self) -> RocksDBKeyedStateSnapshot:
         """Take a consistent view of every state: the synchronous part of a checkpoint (O(1))."""
         self._snapshots += 1
