@@ -14,16 +14,28 @@ needs none of them: ``PostgresSink`` (extra ``postgres``), ``RedisStreamSource``
 from importlib import import_module
 from typing import Any
 
-from lockgate.connectors.errors import ConnectorError
+from lockgate.connectors.errors import (
+    ConnectorError,
+    IngressClosed,
+    IngressFull,
+    IngressNotCommitted,
+    SubscriberTooSlow,
+)
 from lockgate.connectors.files import FileSink, FileSource, RollingPolicy
 from lockgate.connectors.memory import CollectionSource, CollectSink, PrintSink
+from lockgate.connectors.service import CommittedSink, IngressSource
 
 __all__ = [
     "CollectSink",
     "CollectionSource",
+    "CommittedSink",
     "ConnectorError",
     "FileSink",
     "FileSource",
+    "IngressClosed",
+    "IngressFull",
+    "IngressNotCommitted",
+    "IngressSource",
     "KafkaSink",
     "KafkaSource",
     "PostgresSink",
@@ -32,6 +44,7 @@ __all__ = [
     "RedisStreamSource",
     "RollingPolicy",
     "S3FileSink",
+    "SubscriberTooSlow",
 ]
 
 _EXTRAS = {

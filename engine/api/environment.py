@@ -349,6 +349,7 @@ class StreamEnvironment:
             FULL_SNAPSHOT_EVERY if self.incremental_checkpoints else None,
             unaligned=self.checkpoint_config.unaligned,
             watermark_interval=self.auto_watermark_interval,
+            checkpointing=self.checkpointing_enabled,
         )
 
     async def _settings(

@@ -7,6 +7,10 @@ without pickling. At the first start the engine asks the source for its splits a
 every subtask the splits whose index modulo the parallelism equals its own index. A reader
 reports, at any moment, each split's position just after the last record it returned; on
 restore the engine gives readers those splits back and reading resumes exactly there.
+
+At a checkpoint the engine hands the reader the positions it is about to store
+(``SourceReader.checkpoint_splits``): the reader learns which positions checkpoint n covers,
+so that ``notify_checkpoint_complete(n)`` can release what it held for them.
 """
 
 from __future__ import annotations
@@ -40,15 +44,18 @@ class SourceSplit:
 
 @dataclass(frozen=True, slots=True)
 class SourceContext:
-    """Where a reader runs: its operator, subtask and clock.
+    """Where a reader runs: its operator, subtask and clock, and whether the job checkpoints.
 
     Readers read time only through ``clock``, so simulations and tests can drive them.
+    ``checkpointing`` is ``False`` when the job did not enable checkpointing: a source that
+    holds records in memory until a completed checkpoint covers them need not hold them then.
     """
 
     uid: str
     subtask_index: int
     parallelism: int
     clock: Clock
+    checkpointing: bool = True
 
 
 class SourceReader(ABC, Generic[T]):
@@ -69,6 +76,20 @@ class SourceReader(ABC, Generic[T]):
     @abstractmethod
     def snapshot_splits(self) -> list[SourceSplit]:
         """Return every assigned split with the position after the last record returned."""
+
+    def checkpoint_splits(self, checkpoint_id: int, splits: list[SourceSplit]) -> list[SourceSplit]:
+        """Return the splits checkpoint ``checkpoint_id`` stores; by default ``splits``.
+
+        Flink's ``SourceReader.snapshotState``. Called in the synchronous part of the
+        subtask's snapshot, before ``notify_checkpoint_complete(checkpoint_id)`` can come.
+        ``splits`` is what ``snapshot_splits`` returned after the last batch the subtask
+        delivered before the barrier: the reader may have read further since (the engine
+        reads one batch ahead). A reader that must know which positions a checkpoint covers
+        remembers them here; one that keeps more than positions adds it to these splits. The
+        positions returned must describe the same records as ``splits``. Keep it fast: the
+        subtask processes nothing meanwhile.
+        """
+        return splits
 
     async def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
         """Checkpoint ``checkpoint_id`` is complete (e.g. acknowledge input up to it)."""

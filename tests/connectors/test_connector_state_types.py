@@ -17,6 +17,7 @@ from lockgate.connectors.kafka import KafkaRecord, KafkaSource
 from lockgate.connectors.postgres.sink import PostgresSink, PostgresTransaction
 from lockgate.connectors.redis import RedisStreamSource, StreamEntry
 from lockgate.connectors.s3 import S3FileSink, S3FileTransaction
+from lockgate.connectors.service import CommittedSink, CommittedTransaction
 from lockgate.engine import Sink, Source
 from lockgate.engine.io.transactions import TransactionLog
 from lockgate.engine.savepoints.values import ValueCodec
@@ -43,7 +44,12 @@ def postgres_case() -> tuple[Sink[Any], Any, str]:
     )
 
 
-CASES = [file_case, s3_case, postgres_case]
+def committed_case() -> tuple[Sink[Any], Any, str]:
+    txn = CommittedTransaction("job/run/0/1/4", [{"order": "o1"}, 2])
+    return CommittedSink(), txn, "lockgate.CommittedTransaction"
+
+
+CASES = [file_case, s3_case, postgres_case, committed_case]
 
 
 def snapshotted_log(txn: Any) -> list[Any]:

@@ -6,13 +6,21 @@ import lockgate.connectors
 GUIDE = Path(__file__).parents[2] / "docs" / "guides" / "connectors.md"
 
 
-def test_the_package_exports_every_connector_and_the_error_root():
+ERRORS = {"IngressClosed", "IngressFull", "IngressNotCommitted", "SubscriberTooSlow"}
+
+
+def test_the_package_exports_every_connector_the_error_root_and_the_service_errors():
     assert sorted(lockgate.connectors.__all__) == [
         "CollectSink",
         "CollectionSource",
+        "CommittedSink",
         "ConnectorError",
         "FileSink",
         "FileSource",
+        "IngressClosed",
+        "IngressFull",
+        "IngressNotCommitted",
+        "IngressSource",
         "KafkaSink",
         "KafkaSource",
         "PostgresSink",
@@ -21,11 +29,12 @@ def test_the_package_exports_every_connector_and_the_error_root():
         "RedisStreamSource",
         "RollingPolicy",
         "S3FileSink",
+        "SubscriberTooSlow",
     ]
 
 
 def test_the_guarantee_table_of_the_connectors_guide_names_every_connector():
     rows = re.findall(r"^\| `(\w+)", GUIDE.read_text(), flags=re.MULTILINE)
-    connectors = set(lockgate.connectors.__all__) - {"ConnectorError", "RollingPolicy"}
+    connectors = set(lockgate.connectors.__all__) - {"ConnectorError", "RollingPolicy", *ERRORS}
 
     assert connectors <= set(rows)

@@ -61,6 +61,7 @@ class RuntimeOptions:
 
     ``state_backend`` builds each operator subtask's keyed state backend, anew per attempt.
     ``unaligned`` lets subtasks act on unaligned checkpoints while they wait for room.
+    ``checkpointing`` tells sources whether the job checkpoints (``SourceContext``).
     """
 
     batch_size: int
@@ -73,6 +74,7 @@ class RuntimeOptions:
     incremental_full_every: int | None = None
     unaligned: bool = False
     watermark_interval: float = 0.2
+    checkpointing: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,7 +242,13 @@ class _SubtaskBuilder:
     def _source_head(
         self, chain: OperatorChain, index: int, source: Source[Any], splits: list[SourceSplit]
     ) -> SourceHead:
-        context = SourceContext(chain.head.uid, index, chain.parallelism, self.options.clock)
+        context = SourceContext(
+            chain.head.uid,
+            index,
+            chain.parallelism,
+            self.options.clock,
+            checkpointing=self.options.checkpointing,
+        )
         scope = OperatorScope(chain.head.uid, index, chain.parallelism)
         with scope:
             reader = source.create_reader(splits, context)

@@ -33,8 +33,8 @@ class Head(Protocol):
     async def close(self) -> None:
         """Release resources."""
 
-    def capture(self) -> StateCapture | None:
-        """The head's part of a checkpoint (a source's split positions), if any."""
+    def capture(self, checkpoint_id: int) -> StateCapture | None:
+        """The head's part of checkpoint ``checkpoint_id`` (a source's split positions)."""
 
     async def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
         """Tell a source that ``checkpoint_id`` completed."""
@@ -107,7 +107,7 @@ class GateHead:
     async def close(self) -> None:
         """Nothing to close: upstream subtasks close their channels."""
 
-    def capture(self) -> StateCapture | None:
+    def capture(self, checkpoint_id: int) -> StateCapture | None:
         """Nothing at the snapshot: input channel state is taken when it is complete."""
         return None
 
@@ -237,9 +237,14 @@ class SourceHead:
         """Whether this subtask was given no split: it will never read a record."""
         return not self.splits
 
-    def capture(self) -> StateCapture:
-        """The positions just after the last batch polled, under ``SPLITS_STATE``."""
-        return StateCapture(self._scope.uid, lists={SPLITS_STATE: list(self.splits)})
+    def capture(self, checkpoint_id: int) -> StateCapture:
+        """The positions just after the last batch polled, under ``SPLITS_STATE``.
+
+        The reader sees them first and may add to them (``SourceReader.checkpoint_splits``).
+        """
+        with self._scope:
+            splits = self.reader.checkpoint_splits(checkpoint_id, list(self.splits))
+        return StateCapture(self._scope.uid, lists={SPLITS_STATE: list(splits)})
 
     async def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
         """Tell the reader that ``checkpoint_id`` completed."""

@@ -101,7 +101,8 @@ class SubtaskSnapshots:
             with scope:
                 captures.append(operator.capture(barrier.checkpoint_id, native=native))
         sink = await self.tail.capture(barrier)
-        return captures + [c for c in (self.head.capture(), sink) if c is not None]
+        head = self.head.capture(barrier.checkpoint_id)
+        return captures + [c for c in (head, sink) if c is not None]
 
     def _sync_stats(
         self, barrier: CheckpointBarrier, started: float, *, unaligned: bool = False

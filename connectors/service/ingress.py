@@ -1,0 +1,281 @@
+"""IngressSource: a source that the service it runs in pushes records into."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import anyio.lowlevel
+
+from lockgate.connectors.errors import IngressClosed, IngressFull, InvalidSplit
+from lockgate.connectors.service.ingress_buffer import IngressBuffer, split_index
+from lockgate.connectors.service.ingress_log import CommitTicket, IngressLog
+from lockgate.connectors.service.ingress_reader import IngressReader, ReadSplit
+from lockgate.connectors.service.recent_keys import RecentKeys
+from lockgate.engine import stable_hash
+from lockgate.engine.io.sources import Source, SourceContext, SourceReader, SourceSplit
+
+__all__ = ["IngressSource", "IngressStatistics"]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class IngressStatistics:
+    """An ingress now: records accepted in all, waiting to be read, and held for a replay.
+
+    ``held`` counts the records not read yet and those read that no completed checkpoint
+    covers yet; ``reading`` counts the splits an open reader of a running job reads.
+    """
+
+    accepted: int
+    unread: int
+    held: int
+    capacity: int
+    splits: int
+    reading: int
+    closed: bool
+
+
+class IngressSource(Source[T]):
+    """A source the service pushes records into: ``await ingress.send(record)``.
+
+    Records go into one of the source's splits: to the one with the fewest records waiting
+    (or where ``key(record)`` hashes, so that a key's records stay in order), and every
+    subtask reads its splits. ``send`` waits while ``capacity`` records wait to be read (the
+    job is backpressured) or while no job reads the ingress (it has not started, or it is
+    restarting); ``send_nowait`` raises ``IngressFull`` instead. The input is unbounded:
+    the job runs until it is cancelled or stopped, unless ``close()`` ends it (the job then
+    reads what was sent, and finishes with a final checkpoint, as with a bounded source).
+
+    Exactly-once within one process: a split holds the records its subtask read until a
+    completed checkpoint covers them, so an attempt restarted after a failure reads again
+    exactly the records after its checkpoint. Records held are in memory only: a crash of
+    the process loses those no completed checkpoint covers. Three ways to send:
+
+    - ``await send(record)``: fire and forget; lost if the process dies before the next
+      checkpoint completes.
+    - ``await send(record, wait_for_commit=True)``: returns once a completed checkpoint
+      covers the record; raises ``IngressNotCommitted`` if the job's attempt ended first
+      (the record may still be reflected by a restarted attempt).
+    - ``await send(record, wait_for_commit=True, idempotency_key=...)``: a send retried with
+      the same key within ``idempotency_ttl`` seconds is reflected once: the keys read are
+      kept with each split's position in checkpoints, so they survive a restore. A retried
+      record must go to the same split: it does when it has the same key (or, with ``key``,
+      the same ``key(record)``).
+
+    Without ``enable_checkpointing`` a split holds nothing once read. ``splits`` is the
+    number of splits, fixed at the first start (by default the source's parallelism then):
+    a job restored at a higher parallelism reads with at most that many subtasks. One job at
+    a time reads an ingress; keep the same object across its restarts and restores.
+    """
+
+    def __init__(
+        self,
+        *,
+        capacity: int = 10_000,
+        key: Callable[[T], Any] | None = None,
+        splits: int | None = None,
+        idempotency_ttl: float = 3600.0,
+    ) -> None:
+        if capacity < 1:
+            raise ValueError(f"capacity must be at least 1; got {capacity}")
+        if splits is not None and splits < 1:
+            raise ValueError(f"splits must be at least 1; got {splits}")
+        if idempotency_ttl <= 0:
+            raise ValueError(f"idempotency_ttl must be positive; got {idempotency_ttl}")
+        self._buffer: IngressBuffer[T] = IngressBuffer(capacity)
+        self._key = key
+        self._splits = splits
+        self._ttl = idempotency_ttl
+        self._turn = 0
+
+    @property
+    def bounded(self) -> bool:
+        """``False``: the input ends only when ``close()`` is called."""
+        return False
+
+    @property
+    def closed(self) -> bool:
+        """Whether ``close()`` ended the input."""
+        return self._buffer.closed
+
+    async def send(
+        self, record: T, *, wait_for_commit: bool = False, idempotency_key: str | None = None
+    ) -> None:
+        """Accept ``record``, waiting for room and for a job that reads the ingress.
+
+        With ``wait_for_commit``, return only once a completed checkpoint covers the record.
+        Cancelled before it was accepted, the record is not sent; cancelled while waiting for
+        the commit, it was.
+
+        Raises:
+            IngressClosed: ``close()`` was called.
+            IngressNotCommitted: ``wait_for_commit`` and the job's attempt ended before a
+                checkpoint covered the record.
+        """
+        _check_key(idempotency_key)
+        await anyio.lowlevel.checkpoint()
+        log = await self._wait_for_room(record, idempotency_key)
+        ticket = self._accept(log, record, idempotency_key, wait_for_commit=wait_for_commit)
+        if ticket is not None:
+            await ticket.wait_committed()
+
+    def send_nowait(self, record: T, *, idempotency_key: str | None = None) -> None:
+        """Accept ``record`` now, or raise.
+
+        Raises:
+            IngressFull: ``capacity`` records wait to be read, or no job reads the ingress.
+            IngressClosed: ``close()`` was called.
+        """
+        _check_key(idempotency_key)
+        log = self._route(record, idempotency_key)
+        if log is None or self._buffer.full:
+            raise self._full(log)
+        self._accept(log, record, idempotency_key, wait_for_commit=False)
+
+    async def send_many(self, records: Iterable[T], *, wait_for_commit: bool = False) -> None:
+        """Accept every record in turn, waiting for room as ``send`` does.
+
+        With ``wait_for_commit``, return once completed checkpoints cover them all.
+
+        Raises:
+            IngressClosed: ``close()`` was called; the records before were accepted.
+            IngressNotCommitted: ``wait_for_commit``, for the first record whose attempt
+                ended before a checkpoint covered it.
+        """
+        await anyio.lowlevel.checkpoint()
+        tickets = []
+        for record in records:
+            log = await self._wait_for_room(record, None)
+            tickets.append(self._accept(log, record, None, wait_for_commit=wait_for_commit))
+        for ticket in tickets:
+            if ticket is not None:
+                await ticket.wait_committed()
+
+    def close(self) -> None:
+        """End the input: the job reads what was sent, then finishes; sends raise from now."""
+        self._buffer.close()
+
+    def statistics(self) -> IngressStatistics:
+        """What the ingress holds now."""
+        buffer = self._buffer
+        return IngressStatistics(
+            accepted=buffer.accepted,
+            unread=buffer.unread,
+            held=buffer.held,
+            capacity=buffer.capacity,
+            splits=len(buffer.logs),
+            reading=len(buffer.reading),
+            closed=buffer.closed,
+        )
+
+    def create_splits(self, parallelism: int) -> list[SourceSplit]:
+        """Return every split, each from the oldest record it holds (``splits`` at first)."""
+        count = max(self._splits or parallelism, len(self._buffer.logs))
+        return [
+            SourceSplit(log.split_id, {"next": log.held_from})
+            for log in self._buffer.ensure_splits(count)
+        ]
+
+    def create_reader(
+        self, splits: Sequence[SourceSplit], context: SourceContext
+    ) -> SourceReader[T]:
+        """Return a reader of ``splits``, each rewound to its position.
+
+        Raises:
+            InvalidSplit: a split is not an ingress split, or its position is malformed.
+        """
+        self._buffer.uid = context.uid
+        read_splits = [self._read_split(split, context) for split in splits]
+        return IngressReader(self._buffer, read_splits, context)
+
+    def _read_split(self, split: SourceSplit, context: SourceContext) -> ReadSplit[T]:
+        index = split_index(split.split_id)
+        position = split.position
+        if index is None or not _is_position(position):
+            raise InvalidSplit(
+                f"ingress '{context.uid}' (subtask {context.subtask_index + 1}/"
+                f"{context.parallelism}) cannot resume split '{split.split_id}' from "
+                f"{position!r}: expected a split 'ingress-<n>' at {{'next': n}} or "
+                "{'next': n, 'keys': {key: seconds}}; restore from a snapshot of an ingress"
+            )
+        log = self._buffer.log(index)
+        log.rewind(position["next"])
+        now = context.clock.now()
+        remaining = position.get("keys", {})
+        keys = RecentKeys.restored(self._ttl, remaining, position=position["next"], now=now)
+        return ReadSplit(log, keys)
+
+    async def _wait_for_room(self, record: T, key: str | None) -> IngressLog[T]:
+        while (log := self._route(record, key)) is None or self._buffer.full:
+            await self._buffer.changed.wait()
+        return log
+
+    def _route(self, record: T, key: str | None) -> IngressLog[T] | None:
+        # The log the record goes to, or None while no open reader reads that log.
+        buffer = self._buffer
+        if buffer.closed:
+            raise IngressClosed(f"{self._name()} was closed: its input ended; send nothing more")
+        if not buffer.logs:
+            return None
+        if self._key is None and key is None:
+            return self._least_waiting()
+        routing_key = key if self._key is None else self._key(record)
+        log = buffer.logs[stable_hash(routing_key) % len(buffer.logs)]
+        return log if buffer.is_read(log) else None
+
+    def _least_waiting(self) -> IngressLog[T] | None:
+        logs = self._buffer.logs
+        best: IngressLog[T] | None = None
+        for turn in range(self._turn, self._turn + len(logs)):
+            log = logs[turn % len(logs)]
+            if self._buffer.is_read(log) and (best is None or log.unread < best.unread):
+                best = log
+        if best is not None:
+            self._turn = logs.index(best) + 1
+        return best
+
+    def _accept(
+        self, log: IngressLog[T], record: T, key: str | None, *, wait_for_commit: bool
+    ) -> CommitTicket | None:
+        position = log.append(record, key)
+        self._buffer.accepted += 1
+        if not wait_for_commit:
+            return None
+        ticket = CommitTicket()
+        log.wait_for(position, ticket)
+        return ticket
+
+    def _full(self, log: IngressLog[T] | None) -> IngressFull:
+        if log is None:
+            return IngressFull(
+                f"{self._name()} has no running job reading it now (it has not started, or "
+                "it is restarting); await send() to wait until it runs"
+            )
+        return IngressFull(
+            f"{self._name()} is full: {self._buffer.unread} records wait for the job to read "
+            f"them (capacity {self._buffer.capacity}); await send() to wait for room, or "
+            "give the IngressSource a larger capacity"
+        )
+
+    def _name(self) -> str:
+        uid = self._buffer.uid
+        return "ingress" if uid is None else f"ingress '{uid}'"
+
+    def __repr__(self) -> str:
+        return f"<IngressSource {self._buffer!r}>"
+
+
+def _check_key(key: Any) -> None:
+    if key is not None and not isinstance(key, str):
+        raise TypeError(f"idempotency_key must be a str; got {type(key).__name__} {key!r}")
+
+
+def _is_position(position: Any) -> bool:
+    if not isinstance(position, dict) or not {"next"} <= set(position) <= {"next", "keys"}:
+        return False
+    start, keys = position["next"], position.get("keys", {})
+    is_index = isinstance(start, int) and not isinstance(start, bool) and start >= 0
+    return is_index and isinstance(keys, dict) and all(isinstance(k, str) for k in keys)
