@@ -20,6 +20,8 @@ from lockgate.connectors.kafka import KafkaRecord, KafkaSource
 from lockgate.engine import SourceContext, SourceReader, SourceSplit, SystemClock
 from lockgate.engine.io.sources import assign_splits
 
+pytestmark = pytest.mark.asyncio_only(reason="aiokafka runs on asyncio only")
+
 
 @pytest.fixture
 def topic(request: pytest.FixtureRequest) -> str:
