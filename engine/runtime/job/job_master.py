@@ -32,6 +32,7 @@ from lockgate.engine.runtime.job.deployment import Attempt, Deployment, RuntimeO
 from lockgate.engine.runtime.job.job_events import JobEvents
 from lockgate.engine.runtime.job.lifecycle import JobFailure
 from lockgate.engine.runtime.job.restart import RestartStrategy
+from lockgate.engine.runtime.job.split_discovery import discover_splits
 from lockgate.engine.runtime.metrics import JobMetrics
 from lockgate.engine.savepoints.values import ValueCodec
 from lockgate.engine.state.native_snapshot import NativeRestoreTarget
@@ -91,6 +92,7 @@ class JobMaster:
         self._ended = False
         self._cancelled = False
         self._restart_wait: anyio.CancelScope | None = None
+        self._discovery: anyio.CancelScope | None = None
 
     async def run(self) -> bool:
         """Run the job to its end; return ``True`` if it finished, ``False`` if cancelled."""
@@ -152,6 +154,8 @@ class JobMaster:
             self._system.cancel()
         if self._restart_wait is not None:
             self._restart_wait.cancel()
+        if self._discovery is not None:
+            self._discovery.cancel()
 
     async def trigger_checkpoint(self, request: Any = None) -> CheckpointTicket:
         """Start a checkpoint (or ``request``) once the current attempt runs.
@@ -184,6 +188,8 @@ class JobMaster:
         self._report_restored()
         failure: BaseException | None = None
         try:
+            if not await self._discover_splits(restored):
+                return False
             async with ActorSystem(self.name) as system:
                 self._system = system
                 try:
@@ -205,6 +211,16 @@ class JobMaster:
         if failure is not None:
             raise failure
         return not self._cancelled
+
+    async def _discover_splits(self, restored: dict[str, Any]) -> bool:
+        """Let the sources look up their splits; return ``False`` if ``cancel`` ended that."""
+        with anyio.CancelScope() as discovery:
+            self._discovery = discovery
+            if self._cancelled:
+                discovery.cancel()
+            await discover_splits(self.plan, restored)
+        self._discovery = None
+        return not discovery.cancelled_caught
 
     def _own_checkpoint(self, metadata: CheckpointMetadata, location: str) -> RestoreSettings:
         first = self.settings.restore
