@@ -29,6 +29,8 @@ EngineError
 ├── StateEncodingError         state cannot be pickled into a checkpoint; fails the job, no
 │                              restart
 ├── SourceError                a source cannot do what was asked (bad split, bad position)
+├── AsyncioRequired            a connector or storage whose client library runs on asyncio
+│                              only was started on another event loop (trio); not retried
 └── BarrierProtocolError       a channel broke the barrier protocol (also a ``ValueError``)
 ```
 """
@@ -38,6 +40,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "AsyncioRequired",
     "BarrierProtocolError",
     "CheckpointError",
     "CheckpointNotFound",
@@ -184,6 +187,15 @@ class IncompatibleState(RestoreError):
 
 class SourceError(EngineError):
     """A source was asked for something it cannot do."""
+
+
+class AsyncioRequired(EngineError, RuntimeError):
+    """A connector or storage whose client library runs on asyncio only ran on another loop.
+
+    The message names the connector (its operator uid and subtask) or the storage, and the
+    library. Raised when a job deploys the connector on trio, so no record flows; no restart
+    helps, so the job fails at once.
+    """
 
 
 class StateEncodingError(EngineError):

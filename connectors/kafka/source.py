@@ -16,6 +16,7 @@ from lockgate.connectors.kafka.client import (
     _started,
 )
 from lockgate.engine import TypeCodec
+from lockgate.engine.io.asyncio_only import require_asyncio
 from lockgate.engine.io.sources import Source, SourceContext, SourceReader, SourceSplit
 
 __all__ = ["KafkaRecord", "KafkaSource"]
@@ -149,9 +150,11 @@ class KafkaSource(Source[T]):
         interrupts it.
 
         Raises:
+            AsyncioRequired: the job runs on trio; aiokafka needs asyncio.
             InputNotFound: a topic does not exist.
             ConnectorError: the broker cannot be reached.
         """
+        require_asyncio(f"Kafka source of topics {list(self._topics)}", "aiokafka")
         if self._partitions is None:
             self._partitions = await _list_partitions(self._bootstrap, self._topics)
 
@@ -177,7 +180,12 @@ class KafkaSource(Source[T]):
     def create_reader(
         self, splits: Sequence[SourceSplit], context: SourceContext
     ) -> SourceReader[T]:
-        """Return a reader of ``splits``, each resumed at its ``offset``."""
+        """Return a reader of ``splits``, each resumed at its ``offset``.
+
+        Raises:
+            AsyncioRequired: the job runs on trio; aiokafka needs asyncio.
+        """
+        require_asyncio("Kafka source", "aiokafka", context=context)
         cursors = [self._cursor(split, context) for split in splits]
         return _PartitionReader(self._bootstrap, self._decode, cursors, bounded=self.bounded)
 

@@ -21,7 +21,13 @@ from lockgate.engine.checkpointing.shared_registry import SharedStateRegistry
 from lockgate.engine.checkpointing.statistics import CheckpointStatistics
 from lockgate.engine.checkpointing.storage import CheckpointStorage
 from lockgate.engine.checkpointing.storage.layout import METADATA_NAME
-from lockgate.engine.errors import EngineError, JobError, RestoreError, StateEncodingError
+from lockgate.engine.errors import (
+    AsyncioRequired,
+    EngineError,
+    JobError,
+    RestoreError,
+    StateEncodingError,
+)
 from lockgate.engine.graph.job_graph import OperatorKind
 from lockgate.engine.graph.planning import ExecutionPlan
 from lockgate.engine.restore.fallback import load_newest_restorable
@@ -324,8 +330,8 @@ def _job_failure(crash: ActorCrashed) -> BaseException:
     cause = crash.__cause__
     if isinstance(cause, BaseExceptionGroup):
         cause = single_error(cause)
-    if isinstance(cause, JobError | RestoreError | StateEncodingError):
-        return cause  # a restore or encoding error is not retried: it would come back
+    if isinstance(cause, JobError | RestoreError | StateEncodingError | AsyncioRequired):
+        return cause  # a restore, encoding or event-loop error is not retried: it would come back
     if isinstance(cause, EngineError):
         error: JobError = JobError(f"actor {crash.actor} failed: {cause}")
     else:
