@@ -36,10 +36,11 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Run every anyio test on each backend, or on asyncio alone when it says why."""
     if "anyio_backend" in metafunc.fixturenames:
-        metafunc.parametrize("anyio_backend", _backends_of(metafunc), indirect=True, scope="module")
+        metafunc.parametrize("anyio_backend", backends_of(metafunc), indirect=True, scope="module")
 
 
-def _backends_of(metafunc: pytest.Metafunc) -> tuple[str, ...]:
+def backends_of(metafunc: pytest.Metafunc) -> tuple[str, ...]:
+    """Both backends, or asyncio alone for a test marked asyncio_only with a reason."""
     marker = metafunc.definition.get_closest_marker(ASYNCIO_ONLY)
     if marker is None:
         return BACKENDS
