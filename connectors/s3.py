@@ -17,6 +17,7 @@ import orjson
 
 from lockgate.connectors.errors import ConnectorError, UnencodableRecord
 from lockgate.engine import TypeCodec
+from lockgate.engine.io.asyncio_only import require_asyncio
 from lockgate.engine.io.s3_client import S3_ERRORS, S3Client, S3Connection, error_code, list_keys
 from lockgate.engine.io.sinks import SinkContext, TwoPhaseCommitSink, TwoPhaseCommitWriter
 from lockgate.engine.io.transactions import TransactionLog
@@ -101,7 +102,11 @@ class S3FileSink(TwoPhaseCommitSink[Any, S3FileTransaction]):
         self.prefix = prefix.strip("/")
         self.format = format
         self.part_size = part_size
-        self.connection = S3Connection(endpoint_url=endpoint_url, **client_options)
+        self.connection = S3Connection(
+            endpoint_url=endpoint_url,
+            user=f"S3 file sink 's3://{bucket}/{self.prefix}'",
+            **client_options,
+        )
         self._encode: _Encoder = _encode_jsonl if format == "jsonl" else _encode_text
         self._buffers: dict[str, bytearray] = {}  # by key; never part of a checkpoint
         self._live: set[str] = set()  # keys of uploads an open writer may still complete
@@ -111,7 +116,12 @@ class S3FileSink(TwoPhaseCommitSink[Any, S3FileTransaction]):
         return (TypeCodec.for_dataclass(S3FileTransaction, "lockgate.S3FileTransaction"),)
 
     def create_writer(self, context: SinkContext) -> TwoPhaseCommitWriter[Any, S3FileTransaction]:
-        """Return the writer of one subtask; it holds the shared client while it is open."""
+        """Return the writer of one subtask; it holds the shared client while it is open.
+
+        Raises:
+            AsyncioRequired: the job runs on trio; aiobotocore needs asyncio.
+        """
+        require_asyncio("S3 file sink", "aiobotocore", context=context)
         return _S3FileWriter(self, context)
 
     async def begin_transaction(self, context: SinkContext) -> S3FileTransaction:

@@ -21,6 +21,7 @@ from lockgate.engine.checkpointing.storage import (
     MemoryCheckpointStorage,
 )
 from lockgate.engine.errors import (
+    AsyncioRequired,
     CheckpointError,
     EngineError,
     GraphError,
@@ -192,6 +193,7 @@ __all__ = [
     "DataStreamSink",
     "EndOfInput",
     "EngineError",
+    "AsyncioRequired",
     "ExecutionPlan",
     "GraphError",
     "JobClient",

@@ -31,6 +31,8 @@ EngineError
 ├── SourceError                a source cannot do what was asked (bad split, bad position)
 ├── QueryStateError            job.query_state() cannot answer: an unknown uid or state, an
 │                              operator without keyed state, or a job that is not running
+├── AsyncioRequired            a connector or storage whose client library runs on asyncio
+│                              only was started on another event loop (trio); not retried
 └── BarrierProtocolError       a channel broke the barrier protocol (also a ``ValueError``)
 ```
 """
@@ -40,6 +42,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "AsyncioRequired",
     "BarrierProtocolError",
     "CheckpointError",
     "CheckpointNotFound",
@@ -198,6 +201,15 @@ class QueryStateError(EngineError):
     failed or cancelled (its state went with its subtasks). A query whose attempt ended
     before the subtask answered raises it too. A function that raised while reading the
     state (an ``AggregateFunction.get_result``) is its ``__cause__``.
+    """
+
+
+class AsyncioRequired(EngineError, RuntimeError):
+    """A connector or storage whose client library runs on asyncio only ran on another loop.
+
+    The message names the connector (its operator uid and subtask) or the storage, and the
+    library. Raised when a job deploys the connector on trio, so no record flows; no restart
+    helps, so the job fails at once.
     """
 
 

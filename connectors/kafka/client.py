@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
+
 from lockgate.connectors.errors import ConnectorError
 
 try:
@@ -34,4 +36,8 @@ async def _started(client: Any, bootstrap: str) -> Any:
             f"cannot reach the Kafka broker at {bootstrap}: {error}; check the bootstrap "
             "address and that the broker is running"
         ) from error
+    except BaseException:  # cancelled while it connects: leave no client open
+        with anyio.CancelScope(shield=True):
+            await client.stop()
+        raise
     return client

@@ -24,6 +24,7 @@ from lockgate.connectors.kafka.client import (
     _started,
 )
 from lockgate.connectors.kafka.source import KafkaRecord
+from lockgate.engine.io.asyncio_only import require_asyncio
 from lockgate.engine.io.sinks import Sink, SinkContext, SinkWriter
 
 __all__ = ["KafkaSink", "KafkaWriter", "KafkaWriterStatistics", "encode_value"]
@@ -102,7 +103,12 @@ class KafkaSink(Sink[T]):
         return self._options.topic
 
     def create_writer(self, context: SinkContext) -> KafkaWriter[T]:
-        """Return the writer of one subtask, with its own producer."""
+        """Return the writer of one subtask, with its own producer.
+
+        Raises:
+            AsyncioRequired: the job runs on trio; aiokafka needs asyncio.
+        """
+        require_asyncio("Kafka sink", "aiokafka", context=context)
         return KafkaWriter(self._options, context)
 
     def __repr__(self) -> str:

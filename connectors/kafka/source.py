@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, NamedTuple, TypeVar, overload
 
@@ -18,6 +16,7 @@ from lockgate.connectors.kafka.client import (
     _started,
 )
 from lockgate.engine import TypeCodec
+from lockgate.engine.io.asyncio_only import require_asyncio
 from lockgate.engine.io.sources import Source, SourceContext, SourceReader, SourceSplit
 
 __all__ = ["KafkaRecord", "KafkaSource"]
@@ -70,7 +69,8 @@ class KafkaSource(Source[T]):
     nothing to Kafka, and any number of jobs may read the same topics.
 
     The partitions are asked from the broker once, when the first run builds its splits (one
-    blocking metadata request); a topic that does not exist then raises ``InputNotFound``.
+    metadata request, awaited on the job's loop in ``discover_splits``, so the host's other
+    tasks keep running); a topic that does not exist then raises ``InputNotFound``.
     Partitions and topics added later are not read: a restored job reads the splits of its
     checkpoint. Reading starts at each partition's earliest offset; records deleted by
     retention before a reader reached them are skipped.
@@ -142,20 +142,36 @@ class KafkaSource(Source[T]):
             TypeCodec(KafkaRecord, "lockgate.KafkaRecord", _record_fields, _record_from_fields),
         )
 
+    async def discover_splits(self) -> None:
+        """Ask the broker for the topics' partitions, on the first call only.
+
+        Every subtask and attempt of a job therefore sees the same splits. The request is
+        async I/O on the job's event loop: it never blocks the loop, and cancelling the job
+        interrupts it.
+
+        Raises:
+            AsyncioRequired: the job runs on trio; aiokafka needs asyncio.
+            InputNotFound: a topic does not exist.
+            ConnectorError: the broker cannot be reached.
+        """
+        require_asyncio(f"Kafka source of topics {list(self._topics)}", "aiokafka")
+        if self._partitions is None:
+            self._partitions = await _list_partitions(self._bootstrap, self._topics)
+
     def create_splits(self, parallelism: int) -> list[SourceSplit]:
         """Return one split per partition, at its earliest offset; the end is set on open.
 
-        The partitions are asked from the broker on the first call only, so every subtask
-        and attempt of a job sees the same splits.
-
         Raises:
-            InputNotFound: a topic does not exist.
-            ConnectorError: the broker cannot be reached.
+            ConnectorError: ``discover_splits`` has not found the partitions yet (a job
+                awaits it first).
         """
         if parallelism < 1:
             raise ValueError(f"parallelism must be at least 1; got {parallelism}")
         if self._partitions is None:
-            self._partitions = _in_own_loop(lambda: _list_partitions(self._bootstrap, self._topics))
+            raise ConnectorError(
+                f"Kafka source of topics {list(self._topics)} does not know their partitions "
+                "yet; await discover_splits() before create_splits() (a job does so itself)"
+            )
         return [
             SourceSplit(f"{topic}:{partition}", {"offset": 0, "end": None})
             for topic, partition in self._partitions
@@ -164,7 +180,12 @@ class KafkaSource(Source[T]):
     def create_reader(
         self, splits: Sequence[SourceSplit], context: SourceContext
     ) -> SourceReader[T]:
-        """Return a reader of ``splits``, each resumed at its ``offset``."""
+        """Return a reader of ``splits``, each resumed at its ``offset``.
+
+        Raises:
+            AsyncioRequired: the job runs on trio; aiokafka needs asyncio.
+        """
+        require_asyncio("Kafka source", "aiokafka", context=context)
         cursors = [self._cursor(split, context) for split in splits]
         return _PartitionReader(self._bootstrap, self._decode, cursors, bounded=self.bounded)
 
@@ -195,13 +216,6 @@ def _is_position(position: Any) -> bool:
 
 def _is_offset(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
-
-
-def _in_own_loop(make: Callable[[], Any]) -> Any:
-    # Splits are built synchronously inside the job's event loop: ask the broker from a
-    # thread with a loop of its own, and wait for its answer.
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="lockgate-kafka") as pool:
-        return pool.submit(lambda: asyncio.run(make())).result()
 
 
 async def _list_partitions(bootstrap: str, topics: Sequence[str]) -> tuple[tuple[str, int], ...]:

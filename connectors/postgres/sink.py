@@ -27,6 +27,7 @@ from lockgate.connectors.postgres.transactions import (
 )
 from lockgate.connectors.postgres.upsert import _UpsertWriter
 from lockgate.engine import TypeCodec
+from lockgate.engine.io.asyncio_only import require_asyncio
 from lockgate.engine.io.sinks import Sink, SinkContext, SinkWriter
 
 __all__ = ["PostgresSink", "PostgresSinkMode", "PostgresTransaction"]
@@ -90,7 +91,12 @@ class PostgresSink(Sink[T]):
         return (TypeCodec.for_dataclass(PostgresTransaction, "lockgate.PostgresTransaction"),)
 
     def create_writer(self, context: SinkContext) -> SinkWriter[T]:
-        """Return the writer of one subtask for this sink's mode."""
+        """Return the writer of one subtask for this sink's mode.
+
+        Raises:
+            AsyncioRequired: the job runs on trio; asyncpg needs asyncio.
+        """
+        require_asyncio("PostgreSQL sink", "asyncpg", context=context)
         rows = _RowEncoder(self._to_row, self._table, context)
         if self._mode == "upsert":
             return _UpsertWriter(self._dsn, self._table, rows)

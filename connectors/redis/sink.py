@@ -17,6 +17,7 @@ from redis.commands.core import AsyncScript
 
 from lockgate.connectors.errors import ConnectorError, UnencodableRecord
 from lockgate.connectors.redis.source import StreamEntry
+from lockgate.engine.io.asyncio_only import require_asyncio
 from lockgate.engine.io.sinks import Sink, SinkContext, SinkWriter
 
 __all__ = ["RedisStreamSink", "RedisStreamWriter", "RedisStreamWriterStatistics"]
@@ -87,7 +88,12 @@ class RedisStreamSink(Sink[T]):
         return self._options.stream
 
     def create_writer(self, context: SinkContext) -> RedisStreamWriter[T]:
-        """Return the writer of one subtask, continuing its lineage if there is one."""
+        """Return the writer of one subtask, continuing its lineage if there is one.
+
+        Raises:
+            AsyncioRequired: the job runs on trio; ``redis.asyncio`` needs asyncio.
+        """
+        require_asyncio("Redis stream sink", "redis.asyncio", context=context)
         lineage, restored_from = self._lineage(context)
         return RedisStreamWriter(self._options, context, lineage, restored_from)
 

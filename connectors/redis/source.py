@@ -12,6 +12,7 @@ from redis.asyncio import Redis
 
 from lockgate.connectors.errors import InvalidSplit, UndecodableInput
 from lockgate.engine import TypeCodec
+from lockgate.engine.io.asyncio_only import require_asyncio
 from lockgate.engine.io.sources import Source, SourceContext, SourceReader, SourceSplit
 
 __all__ = ["RedisStreamSource", "StreamEntry", "decode_entry"]
@@ -159,7 +160,12 @@ class RedisStreamSource(Source[T]):
     def create_reader(
         self, splits: Sequence[SourceSplit], context: SourceContext
     ) -> SourceReader[T]:
-        """Return a reader of ``splits``, each resumed after its ``last_id``."""
+        """Return a reader of ``splits``, each resumed after its ``last_id``.
+
+        Raises:
+            AsyncioRequired: the job runs on trio; ``redis.asyncio`` needs asyncio.
+        """
+        require_asyncio("Redis stream source", "redis.asyncio", context=context)
         cursors = [self._cursor(split, context) for split in splits]
         options = _ReadOptions(self._url, self._block_ms, bounded=self._stop_at_end)
         return _StreamReader(options, self._decode, cursors)

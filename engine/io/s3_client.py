@@ -23,6 +23,8 @@ from typing import Any, Protocol
 
 import anyio
 
+from lockgate.engine.io.asyncio_only import require_asyncio
+
 try:  # aiobotocore ships no type information: these names are typed as Any.
     from aiobotocore.config import AioConfig  # type: ignore[import-untyped]
     from aiobotocore.session import AioSession  # type: ignore[import-untyped]
@@ -91,14 +93,20 @@ class S3Connection:
     Options:
         endpoint_url: the S3 endpoint; default ``LOCKGATE_S3_ENDPOINT``, then
             ``AWS_ENDPOINT_URL``, then AWS itself.
+        user: what uses the connection, for error messages (``"S3 checkpoint storage
+            's3://bucket/prefix'"``); a client opened on trio raises ``AsyncioRequired``
+            naming it, as aiobotocore runs on asyncio only.
         client_options: passed to ``AioSession.create_client("s3", ...)``:
             ``region_name``, ``aws_access_key_id``, ``aws_secret_access_key``,
             ``aws_session_token``, ``config`` (an ``AioConfig``; the default signs with
             SigV4 and, with an endpoint, addresses buckets by path).
     """
 
-    def __init__(self, *, endpoint_url: str | None = None, **client_options: Any) -> None:
+    def __init__(
+        self, *, endpoint_url: str | None = None, user: str = "S3", **client_options: Any
+    ) -> None:
         self.endpoint_url = endpoint_url or _endpoint_from_environment()
+        self.user = user
         self._options = {"endpoint_url": self.endpoint_url, **client_options}
         self._options.setdefault("config", _default_config(self.endpoint_url))
         if (self.endpoint_url or "").startswith("http://"):
@@ -122,6 +130,7 @@ class S3Connection:
 
     async def acquire(self) -> S3Client:
         """Start using the shared client (opening it if none is open) and return it."""
+        require_asyncio(self.user, "aiobotocore")
         lock = self._lock = self._lock or anyio.Lock()
         async with lock:
             if self._shared is None:

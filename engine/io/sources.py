@@ -113,6 +113,15 @@ class Source(ABC, Generic[T]):
         """Whether the input ends; an unbounded source's readers never return ``[]``."""
         return True
 
+    async def discover_splits(self) -> None:
+        """Look up, on the job's event loop, what ``create_splits`` needs; by default nothing.
+
+        A job awaits it before ``create_splits`` whenever it builds the source's splits
+        afresh (not when it restores them from a checkpoint). A source that must ask a
+        server for its partitions asks here, with async I/O, so that ``create_splits`` stays
+        synchronous and never blocks the event loop.
+        """
+
     @abstractmethod
     def create_splits(self, parallelism: int) -> list[SourceSplit]:
         """Divide the input into splits at their start positions, for a first run."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import heapq
 import itertools
 import time
@@ -51,12 +52,17 @@ class SystemClock:
 class ManualClock:
     """A clock that moves only when ``advance`` is called; for tests.
 
-    Sleepers wake in deadline order when an ``advance`` reaches their deadline, never before.
+    Sleepers wake in deadline order when an ``advance`` reaches their deadline, never before;
+    sleepers with the same deadline wake in the order they fell asleep. The order holds on
+    any event loop: the sleepers an ``advance`` reaches wake one after another, each once the
+    one before it has resumed, since trio (unlike asyncio) runs tasks woken together in either
+    order.
     """
 
     def __init__(self, start: float = 0.0) -> None:
         self._now = start
         self._sleepers: list[tuple[float, int, anyio.Event]] = []
+        self._due: collections.deque[anyio.Event] = collections.deque()
         self._order = itertools.count()
 
     def now(self) -> float:
@@ -73,22 +79,40 @@ class ManualClock:
         try:
             await sleeper[2].wait()
         finally:
-            if not sleeper[2].is_set():  # cancelled: forget the sleeper
-                self._sleepers.remove(sleeper)
-                heapq.heapify(self._sleepers)
+            self._leave(sleeper)
 
     def advance(self, seconds: float) -> None:
-        """Move time forward and wake every sleeper whose deadline has come."""
+        """Move time forward and wake, in deadline order, every sleeper whose deadline has come."""
         if seconds < 0:
             raise ValueError(f"a clock cannot go back; got advance({seconds})")
         self._now += seconds
+        waking = bool(self._due)
         while self._sleepers and self._sleepers[0][0] <= self._now:
-            heapq.heappop(self._sleepers)[2].set()
+            self._due.append(heapq.heappop(self._sleepers)[2])
+        if not waking:
+            self._wake_next()
 
     @property
     def sleepers(self) -> int:
-        """How many tasks are sleeping on this clock."""
+        """How many tasks are sleeping on this clock, their deadlines not reached yet."""
         return len(self._sleepers)
+
+    def _leave(self, sleeper: tuple[float, int, anyio.Event]) -> None:
+        # Three ways out: woken (wake the next due sleeper), cancelled while due (leave the
+        # queue of due sleepers) or cancelled before its deadline (leave the heap).
+        event = sleeper[2]
+        if event.is_set():
+            self._due.popleft()
+            self._wake_next()
+        elif event in self._due:
+            self._due.remove(event)
+        else:
+            self._sleepers.remove(sleeper)
+            heapq.heapify(self._sleepers)
+
+    def _wake_next(self) -> None:
+        if self._due:
+            self._due[0].set()
 
     def __repr__(self) -> str:
         return f"<ManualClock now={self._now} sleepers={len(self._sleepers)}>"

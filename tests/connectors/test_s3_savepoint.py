@@ -20,6 +20,8 @@ from lockgate.engine import StreamEnvironment
 from tests.connectors.savepoint_jobs import Progress
 from tests.engine.jobs.savepoints import Topic, TopicSource
 
+pytestmark = pytest.mark.asyncio_only(reason="aiobotocore runs on asyncio only")
+
 OPTIONS = {"region_name": "us-east-1", "aws_access_key_id": "x", "aws_secret_access_key": "x"}
 FIRST, MORE = 600, 400
 

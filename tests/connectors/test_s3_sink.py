@@ -20,6 +20,8 @@ from lockgate.connectors.s3 import MIN_PART_SIZE, S3FileSink, S3FileTransaction
 from lockgate.engine import RestartStrategy, SinkContext, StreamEnvironment, SystemClock
 from lockgate.engine.testing import AwaitCheckpoint, FailOnce
 
+pytestmark = pytest.mark.asyncio_only(reason="aiobotocore runs on asyncio only")
+
 OPTIONS = {"region_name": "us-east-1", "aws_access_key_id": "x", "aws_secret_access_key": "x"}
 
 

@@ -2,7 +2,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.examples.test_examples import load
+
+pytestmark = pytest.mark.asyncio_only(
+    reason="the example's HTTP server and client (aiohttp, pyreqwest) run on asyncio only"
+)
 
 
 async def test_every_event_is_enriched_or_set_aside_and_committed_exactly_once(

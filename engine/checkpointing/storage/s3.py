@@ -71,7 +71,9 @@ class S3CheckpointStorage:
 
     def __init__(self, url: str, *, endpoint_url: str | None = None, **client_options: Any) -> None:
         self.bucket, self.prefix = split_s3_url(url)
-        self.connection = S3Connection(endpoint_url=endpoint_url, **client_options)
+        self.connection = S3Connection(
+            endpoint_url=endpoint_url, user=f"S3 checkpoint storage '{self.url}'", **client_options
+        )
 
     @property
     def url(self) -> str:

@@ -23,7 +23,13 @@ from lockgate.engine.checkpointing.storage import CheckpointStorage
 from lockgate.engine.checkpointing.storage.checkpoint_storage import first_unused_id
 from lockgate.engine.checkpointing.storage.job_lock import JobLock
 from lockgate.engine.checkpointing.storage.layout import METADATA_NAME
-from lockgate.engine.errors import EngineError, JobError, RestoreError, StateEncodingError
+from lockgate.engine.errors import (
+    AsyncioRequired,
+    EngineError,
+    JobError,
+    RestoreError,
+    StateEncodingError,
+)
 from lockgate.engine.graph.job_graph import OperatorKind
 from lockgate.engine.graph.planning import ExecutionPlan
 from lockgate.engine.restore.fallback import load_newest_restorable
@@ -34,6 +40,7 @@ from lockgate.engine.runtime.job.deployment import Attempt, Deployment, RuntimeO
 from lockgate.engine.runtime.job.job_events import JobEvents
 from lockgate.engine.runtime.job.lifecycle import JobFailure
 from lockgate.engine.runtime.job.restart import RestartStrategy
+from lockgate.engine.runtime.job.split_discovery import discover_splits
 from lockgate.engine.runtime.job.state_queries import StateQueries
 from lockgate.engine.runtime.metrics import JobMetrics
 from lockgate.engine.savepoints.values import ValueCodec
@@ -99,6 +106,7 @@ class JobMaster:
         self._ended = False
         self._cancelled = False
         self._restart_wait: anyio.CancelScope | None = None
+        self._discovery: anyio.CancelScope | None = None
 
     async def run(self) -> bool:
         """Run the job to its end; return ``True`` if it finished, ``False`` if cancelled.
@@ -176,6 +184,8 @@ class JobMaster:
             self._system.cancel()
         if self._restart_wait is not None:
             self._restart_wait.cancel()
+        if self._discovery is not None:
+            self._discovery.cancel()
 
     async def trigger_checkpoint(self, request: Any = None) -> CheckpointTicket:
         """Start a checkpoint (or ``request``) once the current attempt runs.
@@ -208,6 +218,8 @@ class JobMaster:
         self._report_restored()
         failure: BaseException | None = None
         try:
+            if not await self._discover_splits(restored):
+                return False
             async with ActorSystem(self.name) as system:
                 self._system = system
                 try:
@@ -230,6 +242,16 @@ class JobMaster:
         if failure is not None:
             raise failure
         return not self._cancelled
+
+    async def _discover_splits(self, restored: dict[str, Any]) -> bool:
+        """Let the sources look up their splits; return ``False`` if ``cancel`` ended that."""
+        with anyio.CancelScope() as discovery:
+            self._discovery = discovery
+            if self._cancelled:
+                discovery.cancel()
+            await discover_splits(self.plan, restored)
+        self._discovery = None
+        return not discovery.cancelled_caught
 
     def _own_checkpoint(self, metadata: CheckpointMetadata, location: str) -> RestoreSettings:
         first = self.settings.restore
@@ -334,8 +356,8 @@ def _job_failure(crash: ActorCrashed) -> BaseException:
     cause = crash.__cause__
     if isinstance(cause, BaseExceptionGroup):
         cause = single_error(cause)
-    if isinstance(cause, JobError | RestoreError | StateEncodingError):
-        return cause  # a restore or encoding error is not retried: it would come back
+    if isinstance(cause, JobError | RestoreError | StateEncodingError | AsyncioRequired):
+        return cause  # a restore, encoding or event-loop error is not retried: it would come back
     if isinstance(cause, EngineError):
         error: JobError = JobError(f"actor {crash.actor} failed: {cause}")
     else:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from types import TracebackType
 
-from lockgate.engine.errors import OperatorError, RestoreError
+from lockgate.engine.errors import AsyncioRequired, OperatorError, RestoreError
 
 __all__ = ["OperatorScope"]
 
@@ -16,7 +16,8 @@ class OperatorScope:
 
     Used as ``with scope: <call user code>``: an exception leaving the block is raised again
     as an ``OperatorError`` naming this operator and subtask, with the original as cause. A
-    ``RestoreError`` (restored state that does not fit) leaves as itself: no restart helps.
+    ``RestoreError`` (restored state that does not fit) and ``AsyncioRequired`` (a connector
+    that cannot run on this loop) leave as themselves: no restart helps.
     """
 
     uid: str
@@ -41,7 +42,7 @@ class OperatorScope:
         error: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        # A restore error already names the operator, and restarting cannot cure it.
-        passes = isinstance(error, OperatorError | RestoreError)
+        # These already name the operator, and restarting cannot cure them.
+        passes = isinstance(error, OperatorError | RestoreError | AsyncioRequired)
         if isinstance(error, Exception) and not passes:
             raise self.failure(error) from error

@@ -36,7 +36,7 @@ from lockgate.engine.checkpointing.messages import (
 )
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot, encode_snapshot_measured
 from lockgate.engine.checkpointing.storage import CheckpointStorage, savepoint_folder_for
-from lockgate.engine.errors import SavepointEncodingError, StateEncodingError
+from lockgate.engine.errors import AsyncioRequired, SavepointEncodingError, StateEncodingError
 from lockgate.engine.events import CheckpointBarrier
 from lockgate.engine.runtime.snapshots.capture import StateCapture, with_channel_state
 from lockgate.engine.runtime.snapshots.incremental import Increment, IncrementalBases
@@ -167,6 +167,8 @@ class SubtaskCheckpointer:
         except (SavepointEncodingError, StateEncodingError) as error:
             self.decline(checkpoint_id, CheckpointFailureReason.UNENCODABLE_STATE, str(error))
             return
+        except AsyncioRequired:  # a storage that cannot run on this loop never will: fail
+            raise
         except Exception as error:  # a storage failure declines; it does not fail the job
             self.decline(checkpoint_id, CheckpointFailureReason.STORAGE_FAILED, repr(error))
             return

@@ -22,6 +22,8 @@ from lockgate.engine import StreamEnvironment
 from lockgate.engine.testing import FailOnce
 from tests.connectors.triggered_jobs import checkpointed_env, commit_everything
 
+pytestmark = pytest.mark.asyncio_only(reason="aiokafka runs on asyncio only")
+
 PARTITIONS = 3
 
 

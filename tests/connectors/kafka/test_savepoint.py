@@ -20,6 +20,8 @@ from lockgate.connectors.kafka import KafkaRecord, KafkaSink, KafkaSource
 from lockgate.engine import StreamEnvironment
 from tests.connectors.savepoint_jobs import Progress
 
+pytestmark = pytest.mark.asyncio_only(reason="aiokafka runs on asyncio only")
+
 PARTITIONS = 3
 FIRST, MORE = 300, 200
 

@@ -19,6 +19,8 @@ from lockgate.connectors.kafka import KafkaRecord, KafkaSink, KafkaWriterStatist
 from lockgate.engine import RestartStrategy, SinkContext, StreamEnvironment, SystemClock
 from lockgate.engine.testing import AwaitCheckpoint, FailOnce
 
+pytestmark = pytest.mark.asyncio_only(reason="aiokafka runs on asyncio only")
+
 
 @pytest.fixture
 async def topic(request: pytest.FixtureRequest, kafka_bootstrap: str) -> str:

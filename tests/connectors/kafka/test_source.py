@@ -5,20 +5,32 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterable
 from typing import Any
 
 import anyio
+import anyio.abc
 import anyio.lowlevel
 import pytest
 from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
+from lockgate.connectors import CollectSink
 from lockgate.connectors.errors import ConnectorError, InputNotFound, InvalidSplit
 from lockgate.connectors.kafka import KafkaRecord, KafkaSource
-from lockgate.engine import SourceContext, SourceReader, SourceSplit, SystemClock
+from lockgate.engine import (
+    JobStatus,
+    SourceContext,
+    SourceReader,
+    SourceSplit,
+    StreamEnvironment,
+    SystemClock,
+)
 from lockgate.engine.io.sources import assign_splits
+
+pytestmark = pytest.mark.asyncio_only(reason="aiokafka runs on asyncio only")
 
 
 @pytest.fixture
@@ -74,6 +86,12 @@ async def read_splits(source: KafkaSource[Any], splits: list[SourceSplit]) -> li
         await reader.close()
 
 
+async def splits_of(source: KafkaSource[Any], parallelism: int) -> list[SourceSplit]:
+    """The splits a job makes: the partitions found on the loop, then ``create_splits``."""
+    await source.discover_splits()
+    return source.create_splits(parallelism)
+
+
 def ids(records: list[KafkaRecord]) -> list[tuple[str, int, int]]:
     return [(record.topic, record.partition, record.offset) for record in records]
 
@@ -89,7 +107,7 @@ async def test_partitions_over_fewer_or_more_subtasks_cover_every_record_once(
     await create_topic(kafka_bootstrap, topic, partitions=2)
     expected = await produce(kafka_bootstrap, topic, range(60), partitions=2)
     source = KafkaSource(kafka_bootstrap, [topic], stop_at_end=True)
-    splits = source.create_splits(parallelism)
+    splits = await splits_of(source, parallelism)
 
     read = []
     for index in range(parallelism):
@@ -107,7 +125,7 @@ async def test_the_partitions_of_several_topics_are_spread_over_the_subtasks(
     expected = await produce(kafka_bootstrap, small, range(20), partitions=2)
     expected += await produce(kafka_bootstrap, large, range(30), partitions=3)
     source = KafkaSource(kafka_bootstrap, [small, large], stop_at_end=True)
-    splits = source.create_splits(2)
+    splits = await splits_of(source, 2)
 
     first, second = (assign_splits(splits, index, 2) for index in range(2))
     read = ids(await read_splits(source, first)) + ids(await read_splits(source, second))
@@ -123,7 +141,7 @@ async def test_a_reader_of_several_partitions_keeps_each_partitions_order(
     await produce(kafka_bootstrap, topic, range(90), partitions=3)
     source = KafkaSource(kafka_bootstrap, [topic], stop_at_end=True)
 
-    records = await read_splits(source, source.create_splits(1))
+    records = await read_splits(source, await splits_of(source, 1))
 
     for partition in range(3):
         assert values([r for r in records if r.partition == partition]) == list(
@@ -137,7 +155,7 @@ async def test_a_reader_resumes_exactly_after_its_snapshot(
     await create_topic(kafka_bootstrap, topic, partitions=2)
     expected = await produce(kafka_bootstrap, topic, range(60), partitions=2)
     source = KafkaSource(kafka_bootstrap, [topic], stop_at_end=True)
-    first = source.create_reader(source.create_splits(1), context())
+    first = source.create_reader(await splits_of(source, 1), context())
     await first.open()
     before = await first.read(10) + await first.read(10)
     snapshot = first.snapshot_splits()
@@ -156,7 +174,7 @@ async def test_records_are_kafka_records_with_raw_keys_and_values(
     await produce(kafka_bootstrap, topic, [7])
     source = KafkaSource(kafka_bootstrap, [topic], stop_at_end=True)
 
-    [record] = await read_splits(source, source.create_splits(1))
+    [record] = await read_splits(source, await splits_of(source, 1))
 
     assert record[:5] == (topic, 0, 0, b"k", b"7")
     assert record.headers == ()
@@ -169,7 +187,7 @@ async def test_a_decode_function_shapes_each_record(kafka_bootstrap: str, topic:
         kafka_bootstrap, [topic], decode=lambda record: int(record.value or b""), stop_at_end=True
     )
 
-    assert await read_splits(source, source.create_splits(1)) == [0, 1, 2, 3, 4]
+    assert await read_splits(source, await splits_of(source, 1)) == [0, 1, 2, 3, 4]
 
 
 async def test_a_bounded_source_stops_at_the_end_when_it_opened(
@@ -178,7 +196,7 @@ async def test_a_bounded_source_stops_at_the_end_when_it_opened(
     await create_topic(kafka_bootstrap, topic, partitions=1)
     await produce(kafka_bootstrap, topic, range(5))
     source = KafkaSource(kafka_bootstrap, [topic], stop_at_end=True)
-    reader = source.create_reader(source.create_splits(1), context())
+    reader = source.create_reader(await splits_of(source, 1), context())
     await reader.open()
 
     await produce(kafka_bootstrap, topic, range(5, 10))
@@ -193,7 +211,7 @@ async def test_a_restored_bounded_split_keeps_its_end(kafka_bootstrap: str, topi
     await create_topic(kafka_bootstrap, topic, partitions=1)
     await produce(kafka_bootstrap, topic, range(5))
     source = KafkaSource(kafka_bootstrap, [topic], stop_at_end=True)
-    first = source.create_reader(source.create_splits(1), context())
+    first = source.create_reader(await splits_of(source, 1), context())
     await first.open()
     await first.read(2)
     snapshot = first.snapshot_splits()
@@ -211,7 +229,7 @@ async def test_a_bounded_reader_of_an_empty_partition_ends_at_once(
     await create_topic(kafka_bootstrap, topic, partitions=2)
     source = KafkaSource(kafka_bootstrap, [topic], stop_at_end=True)
 
-    assert await read_splits(source, source.create_splits(1)) == []
+    assert await read_splits(source, await splits_of(source, 1)) == []
 
 
 async def test_a_bounded_reader_without_splits_ends_at_once(kafka_bootstrap: str) -> None:
@@ -225,7 +243,7 @@ async def test_an_unbounded_read_returns_a_record_produced_while_it_waits(
 ) -> None:
     await create_topic(kafka_bootstrap, topic, partitions=1)
     source = KafkaSource(kafka_bootstrap, [topic])
-    reader = source.create_reader(source.create_splits(1), context())
+    reader = source.create_reader(await splits_of(source, 1), context())
     await reader.open()
     read: list[KafkaRecord] = []
 
@@ -247,7 +265,7 @@ async def test_an_unbounded_read_with_nothing_to_read_is_cancelled_at_once(
 ) -> None:
     await create_topic(kafka_bootstrap, topic, partitions=1)
     source = KafkaSource(kafka_bootstrap, [topic])
-    reader = source.create_reader(source.create_splits(1), context())
+    reader = source.create_reader(await splits_of(source, 1), context())
     await reader.open()
 
     with anyio.fail_after(10):
@@ -266,24 +284,88 @@ async def test_each_partition_is_one_split_at_the_earliest_offset(
     await create_topic(kafka_bootstrap, topic, partitions=3)
     source = KafkaSource(kafka_bootstrap, [topic])
 
-    assert source.create_splits(2) == [
+    assert await splits_of(source, 2) == [
         SourceSplit(f"{topic}:{partition}", {"offset": 0, "end": None}) for partition in range(3)
     ]
 
 
-async def test_a_topic_that_does_not_exist_is_reported_when_splits_are_made(
+async def test_a_topic_that_does_not_exist_is_reported_when_splits_are_discovered(
     kafka_bootstrap: str, topic: str
 ) -> None:
     source = KafkaSource(kafka_bootstrap, [topic])
 
     with pytest.raises(InputNotFound, match=topic):
-        source.create_splits(1)
+        await source.discover_splits()
 
 
-def test_a_broker_that_cannot_be_reached_is_reported_when_splits_are_made() -> None:
+async def test_a_broker_that_cannot_be_reached_is_reported_when_splits_are_discovered() -> None:
     source = KafkaSource("127.0.0.1:1", ["orders"])
 
     with pytest.raises(ConnectorError, match=r"cannot reach the Kafka broker at 127\.0\.0\.1:1"):
+        await source.discover_splits()
+
+
+class LoopLag:
+    """A task that sleeps 1 ms again and again; ``worst`` is the latest it ever woke."""
+
+    def __init__(self) -> None:
+        self.worst = 0.0
+        self.ticks = 0
+        self._ticked = anyio.Event()
+
+    async def measure(self) -> None:
+        while True:
+            before = time.monotonic()
+            await anyio.sleep(0.001)
+            self.worst = max(self.worst, time.monotonic() - before - 0.001)
+            self.ticks += 1
+            self._ticked.set()
+            self._ticked = anyio.Event()
+
+    async def wait_ticks(self, count: int) -> None:
+        until = self.ticks + count
+        while self.ticks < until:
+            await self._ticked.wait()
+
+
+class SilentBroker:
+    """A TCP server that accepts a connection and never answers it."""
+
+    def __init__(self) -> None:
+        self.connected = anyio.Event()
+
+    async def hold(self, client: anyio.abc.SocketStream) -> None:
+        async with client:
+            self.connected.set()
+            await anyio.sleep_forever()
+
+
+async def test_asking_a_silent_broker_for_partitions_leaves_the_loop_running() -> None:
+    broker, lag = SilentBroker(), LoopLag()
+    listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
+    port = listener.extra(anyio.abc.SocketAttribute.local_port)
+    env = StreamEnvironment()
+    source = KafkaSource(f"127.0.0.1:{port}", ["orders"])
+    env.from_source(source, uid="orders").sink_to(CollectSink(), uid="out")
+
+    async with listener, anyio.create_task_group() as tasks:
+        tasks.start_soon(listener.serve, broker.hold)
+        tasks.start_soon(lag.measure)
+        async with env.start("silent-broker") as job:
+            with anyio.fail_after(5):
+                await broker.connected.wait()  # the job waits for the broker's answer
+                await lag.wait_ticks(20)  # and the loop's other tasks keep running
+            job.cancel()  # ends the wait for the broker at once
+        tasks.cancel_scope.cancel()
+
+    assert lag.worst < 1.0  # the request waits up to 10 s: a blocked loop would show it
+    assert job.status is JobStatus.CANCELED
+
+
+def test_splits_cannot_be_made_before_the_partitions_are_discovered() -> None:
+    source = KafkaSource("127.0.0.1:1", ["orders"])
+
+    with pytest.raises(ConnectorError, match=r"await discover_splits\(\) before create_splits"):
         source.create_splits(1)
 
 

@@ -22,6 +22,8 @@ from lockgate.engine import (
 from lockgate.engine.testing import AwaitCheckpoint, FailOnce
 from tests.connectors.postgres.tables import prepared
 
+pytestmark = pytest.mark.asyncio_only(reason="asyncpg runs on asyncio only")
+
 N = 10_000
 Moment = Literal["after_pre_commit", "before_commit"]
 

@@ -10,12 +10,15 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 
 from lockgate.connectors.postgres.sink import PostgresSink
 from lockgate.engine import StreamEnvironment
 from tests.connectors.postgres.tables import prepared
 from tests.connectors.savepoint_jobs import Progress
 from tests.engine.jobs.savepoints import Topic, TopicSource
+
+pytestmark = pytest.mark.asyncio_only(reason="asyncpg runs on asyncio only")
 
 FIRST, MORE = 600, 400
 

@@ -18,6 +18,8 @@ from lockgate.connectors.postgres.sink import PostgresSink
 from lockgate.engine import SinkContext, SinkWriter, StreamEnvironment, SystemClock
 from tests.connectors.postgres.tables import prepared
 
+pytestmark = pytest.mark.asyncio_only(reason="asyncpg runs on asyncio only")
+
 
 def context(
     job: str,

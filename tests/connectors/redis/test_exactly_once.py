@@ -19,6 +19,8 @@ from lockgate.engine import StreamEnvironment
 from lockgate.engine.testing import FailOnce
 from tests.connectors.triggered_jobs import checkpointed_env, commit_everything
 
+pytestmark = pytest.mark.asyncio_only(reason="redis.asyncio runs on asyncio only")
+
 
 @pytest.fixture
 async def redis(redis_url: str) -> AsyncIterator[Redis]:
@@ -29,7 +31,7 @@ async def redis(redis_url: str) -> AsyncIterator[Redis]:
 
 @pytest.fixture
 def key(request: pytest.FixtureRequest) -> str:
-    return f"test:{request.node.name}:{uuid.uuid4().hex[:8]}"
+    return f"test:{request.node.originalname}:{uuid.uuid4().hex[:8]}"  # no [...] pattern
 
 
 async def append(redis: Redis, stream: str, values: Iterable[int]) -> None:

@@ -18,6 +18,8 @@ from lockgate.connectors.redis import RedisStreamSink, RedisStreamSource, Stream
 from lockgate.engine import StreamEnvironment
 from tests.connectors.savepoint_jobs import Progress
 
+pytestmark = pytest.mark.asyncio_only(reason="redis.asyncio runs on asyncio only")
+
 FIRST, MORE = 300, 200
 
 
@@ -30,7 +32,7 @@ async def redis(redis_url: str) -> AsyncIterator[Redis]:
 
 @pytest.fixture
 def key(request: pytest.FixtureRequest) -> str:
-    return f"test:{request.node.name}:{uuid.uuid4().hex[:8]}"
+    return f"test:{request.node.originalname}:{uuid.uuid4().hex[:8]}"  # no [...] pattern
 
 
 async def append(redis: Redis, stream: str, values: range) -> None:

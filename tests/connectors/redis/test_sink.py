@@ -13,6 +13,8 @@ from lockgate.connectors.errors import ConnectorError, UnencodableRecord
 from lockgate.connectors.redis import RedisStreamSink, RedisStreamWriter, StreamEntry
 from lockgate.engine import SinkContext, SystemClock
 
+pytestmark = pytest.mark.asyncio_only(reason="redis.asyncio runs on asyncio only")
+
 
 @pytest.fixture
 async def redis(redis_url: str) -> AsyncIterator[Redis]:
@@ -23,7 +25,7 @@ async def redis(redis_url: str) -> AsyncIterator[Redis]:
 
 @pytest.fixture
 def key(request: pytest.FixtureRequest) -> str:
-    return f"test:{request.node.name}:{uuid.uuid4().hex[:8]}"
+    return f"test:{request.node.originalname}:{uuid.uuid4().hex[:8]}"  # no [...] pattern
 
 
 def context(*, attempt: int = 0, restored: list[Any] | None = None) -> SinkContext:

@@ -18,6 +18,8 @@ from lockgate.connectors.redis import RedisStreamSource, StreamEntry
 from lockgate.engine import SourceContext, SourceReader, SourceSplit, SystemClock
 from lockgate.engine.io.sources import assign_splits
 
+pytestmark = pytest.mark.asyncio_only(reason="redis.asyncio runs on asyncio only")
+
 
 @pytest.fixture
 async def redis(redis_url: str) -> AsyncIterator[Redis]:
@@ -28,7 +30,7 @@ async def redis(redis_url: str) -> AsyncIterator[Redis]:
 
 @pytest.fixture
 def key(request: pytest.FixtureRequest) -> str:
-    return f"test:{request.node.name}:{uuid.uuid4().hex[:8]}"
+    return f"test:{request.node.originalname}:{uuid.uuid4().hex[:8]}"  # no [...] pattern
 
 
 def context(index: int = 0, parallelism: int = 1) -> SourceContext:

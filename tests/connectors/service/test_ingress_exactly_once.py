@@ -71,6 +71,7 @@ async def test_a_covered_record_is_no_longer_held():
         await anyio.wait_all_tasks_blocked()  # the job read and passed on every record
         held_before = ingress.statistics().held
         await job.trigger_checkpoint()
+        await anyio.wait_all_tasks_blocked()  # the source heard that the checkpoint completed
         held_after = ingress.statistics().held
         job.cancel()
 
@@ -92,3 +93,9 @@ async def test_without_checkpointing_a_record_is_let_go_once_read():
 
     assert held == 0
     assert sink.results == list(range(20))
+
+
+# On trio the ingress tests hang (a waiter is never woken): issue 14, item 5, is open for them.
+pytestmark = pytest.mark.asyncio_only(
+    reason="IngressSource and CommittedSink are not yet shown to run on trio"
+)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import anyio
+import pytest
 
 from lockgate.connectors import CollectSink, IngressSource
 from lockgate.engine import ManualClock, StreamEnvironment
@@ -87,3 +88,9 @@ async def test_a_key_is_forgotten_once_its_time_to_live_is_over():
         await job.wait()
 
     assert sink.results == ["first", "after the ttl"]
+
+
+# On trio the ingress tests hang (a waiter is never woken): issue 14, item 5, is open for them.
+pytestmark = pytest.mark.asyncio_only(
+    reason="IngressSource and CommittedSink are not yet shown to run on trio"
+)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from lockgate.engine import (
     ListStateDescriptor,
     RuntimeContext,
     StreamEnvironment,
+    run,
 )
 from lockgate.engine.api.cli import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, main
 from tests.engine.checkpointing.test_metadata import resealed
@@ -64,13 +66,13 @@ NOT_A_JOB = 42
 
 
 @pytest.fixture
-async def savepoint(tmp_path: Path) -> str:
-    return await write_snapshot(tmp_path)
+def savepoint(tmp_path: Path) -> str:
+    return run(write_snapshot, tmp_path)  # the command runs in its own loop, as here
 
 
 @pytest.fixture
-async def checkpoint(tmp_path: Path) -> str:
-    return await write_snapshot(tmp_path, savepoint=False)
+def checkpoint(tmp_path: Path) -> str:
+    return run(partial(write_snapshot, tmp_path, savepoint=False))
 
 
 def one_error_line(err: str) -> str:

@@ -25,6 +25,8 @@ from tests.engine.checkpointing.test_storage import *  # noqa: F403 - every shar
 from tests.engine.checkpointing.test_storage import JOB, Backend, checkpoint
 from tests.engine.jobs.checkpoints import Gate, GatedSource
 
+pytestmark = pytest.mark.asyncio_only(reason="aiobotocore runs on asyncio only")
+
 CREDENTIALS = {"aws_access_key_id": "lockgate", "aws_secret_access_key": "lockgate"}
 OPTIONS = {"region_name": "us-east-1", **CREDENTIALS}
 

@@ -59,6 +59,8 @@ async def test_results_commit_exactly_once_after_a_crash_with_hundreds_of_calls_
         (kept,) = await in_flight_state(env, checkpoint, "calls")
         calls.release(*range(300))  # emitted after the checkpoint, then lost with the attempt
         await wait_until(lambda: job.metrics().of("out")[0].records_out == 300)
+        calls.release(300)  # crashes while the calls after it are still held, on any loop
+        await wait_until(lambda: fail.fired)
         calls.open()
         result = await job.wait()
 

@@ -22,8 +22,6 @@ from lockgate.engine.time.clock import ManualClock
 from tests.engine.jobs.event_time import WatermarkLog, below
 from tests.engine.jobs.savepoints import Topic, TopicSource
 
-pytestmark = pytest.mark.anyio
-
 MONOTONOUS = WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(float)
 
 

@@ -29,8 +29,6 @@ from lockgate.engine.time.clock import ManualClock
 from tests.engine.jobs.event_time import WatermarkLog
 from tests.engine.jobs.savepoints import Topic, TopicSource
 
-pytestmark = pytest.mark.anyio
-
 Event = tuple[int, float]  # (key, event time)
 BY_TIME = WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(
     lambda event: event[1]

@@ -27,6 +27,7 @@ from lockgate.engine.checkpointing.messages import CheckpointFailureReason, Stat
 from lockgate.engine.checkpointing.metadata import CheckpointMetadata, OperatorStateHandles
 from lockgate.engine.savepoints.format import decode_savepoint_state, encode_savepoint_state
 from lockgate.engine.savepoints.values import ValueCodec
+from tests.engine.jobs.async_io import wait_until
 from tests.engine.jobs.savepoints import Topic, TopicSource, exists, has_metadata
 
 KEYS, FIRST, MORE = 10, 100, 50
@@ -186,6 +187,9 @@ async def test_an_intermediate_savepoint_commits_nothing_and_the_next_checkpoint
         assert sink.results == []  # as in Flink 1.15+: a savepoint commits no side effects
         assert job.status is JobStatus.RUNNING
         await job.trigger_checkpoint()
+        # Each sink subtask commits when told the checkpoint completed, maybe after this
+        # task resumed (trio runs tasks woken together in any order).
+        await wait_until(lambda: len(sink.results) == KEYS * FIRST)
         assert_exact_running_counts(sink, FIRST)
         job.cancel()
     assert has_metadata(savepoint)

@@ -65,6 +65,21 @@ async def test_sleepers_wake_in_deadline_order():
     assert woken == [1.0, 2.0, 3.0]
 
 
+async def test_sleepers_wake_in_deadline_order_advance_after_advance():
+    # Twenty rounds: a loop that ran tasks woken together in either order (trio does) would
+    # get one round wrong.
+    clock, woken = ManualClock(), []
+    async with anyio.create_task_group() as tasks:
+        for _ in range(20):
+            for seconds in (2.0, 1.0):
+                tasks.start_soon(sleep_then_record, clock, seconds, woken)
+            await anyio.wait_all_tasks_blocked()
+            clock.advance(2.0)
+            await anyio.wait_all_tasks_blocked()
+
+    assert woken == [1.0, 2.0] * 20
+
+
 async def test_sleepers_with_the_same_deadline_wake_in_the_order_they_fell_asleep():
     clock, woken = ManualClock(), []
     async with anyio.create_task_group() as tasks:
@@ -121,6 +136,22 @@ async def test_a_cancelled_sleeper_is_no_longer_counted():
         tasks.cancel_scope.cancel()
 
     assert clock.sleepers == 0
+
+
+async def test_sleepers_cancelled_once_their_deadline_came_leave_later_sleepers_waking():
+    clock, woken = ManualClock(), []
+    async with anyio.create_task_group() as tasks:
+        for _ in range(3):
+            tasks.start_soon(clock.sleep, 1.0)
+        await anyio.wait_all_tasks_blocked()
+        clock.advance(1.0)  # due, not all resumed yet, when the cancellation reaches them
+        tasks.cancel_scope.cancel()
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(sleep_then_record, clock, 1.0, woken)
+        await anyio.wait_all_tasks_blocked()
+        clock.advance(1.0)
+
+    assert woken == [1.0]
 
 
 def test_the_manual_and_system_clocks_satisfy_the_clock_protocol():

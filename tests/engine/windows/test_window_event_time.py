@@ -19,8 +19,6 @@ from lockgate.engine import (
 )
 from tests.engine.jobs.event_time import WatermarkLog
 
-pytestmark = pytest.mark.anyio
-
 Reading = tuple[str, float, float, int]  # (sensor, arrival time, measured time, value)
 NOT_FINITE = pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
 
