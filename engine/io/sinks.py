@@ -63,7 +63,11 @@ class SinkWriter(ABC, Generic[T]):
         """
 
     async def snapshot_state(self, checkpoint_id: int) -> list[Any]:
-        """Return the items to store for checkpoint ``checkpoint_id`` (pre-commit here)."""
+        """Return the items to store for checkpoint ``checkpoint_id`` (pre-commit here).
+
+        The engine encodes the items later, off the event loop, while records keep being
+        written: return nothing that ``write`` changes afterwards (copy it, or begin anew).
+        """
         return []
 
     async def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
@@ -125,6 +129,14 @@ class TwoPhaseCommitSink(Sink[T], Generic[T, Txn]):
     id, a temporary file name), because it is stored in checkpoints and may be restored in
     another process. Fence ids with ``SinkContext.job_name``, ``run_id``, ``attempt`` and
     ``subtask_index`` so that attempts never share a transaction.
+
+    A pre-committed transaction is immutable: once ``pre_commit`` has returned, nothing may
+    change it, neither ``commit``, ``abort`` and the recovery methods, nor anything else.
+    Checkpoints hold it by reference, not by copy, and encode it after the snapshot (in a
+    worker thread when it is large), maybe while it commits. Only the open transaction
+    changes (``write``, and ``pre_commit`` itself).
+    ``lockgate.engine.testing.RecordingTwoPhaseCommitSink`` fails loudly when a pre-committed
+    transaction changes.
     """
 
     def create_writer(self, context: SinkContext) -> TwoPhaseCommitWriter[T, Txn]:
@@ -141,7 +153,7 @@ class TwoPhaseCommitSink(Sink[T], Generic[T, Txn]):
 
     @abstractmethod
     async def pre_commit(self, txn: Txn) -> None:
-        """Flush ``txn`` so that a later ``commit`` cannot fail; nothing is written to it after."""
+        """Flush ``txn`` so that a later ``commit`` cannot fail; from then on it never changes."""
 
     @abstractmethod
     async def commit(self, txn: Txn) -> None:

@@ -185,6 +185,17 @@ async def test_a_snapshot_is_not_changed_by_records_written_after_it():
     assert [item["transaction"].records for item in state] == [[], []]
 
 
+async def test_a_snapshot_holds_the_pre_committed_transaction_itself():
+    sink = RecordingTwoPhaseCommitSink[int]()
+    writer = await opened_writer(sink)
+    await writer.write([42])
+    pre_committed = writer.transactions.current
+
+    state = await writer.snapshot_state(0)
+
+    assert state[0]["transaction"] is pre_committed
+
+
 async def test_closing_aborts_the_open_transaction_but_keeps_pre_committed_ones():
     sink = RecordingTwoPhaseCommitSink[int]()
     writer = await opened_writer(sink)
