@@ -19,6 +19,7 @@ import collections
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from lockgate.engine.io.record_chunks import pickled_in_chunks, unpickled_chunks
 from lockgate.engine.io.sinks import SinkContext, TwoPhaseCommitSink
 from lockgate.engine.io.transactions import TransactionStatus
 from lockgate.engine.time.clock import ManualClock
@@ -116,11 +117,20 @@ class RecordingTransaction(Generic[T]):
     """A transaction of ``RecordingTwoPhaseCommitSink``: plain data, its records inside.
 
     ``transaction_id`` is ``"<job>/<run>/<attempt>/<subtask>/<n>"``: attempts and subtasks never
-    share an id.
+    share an id. It pickles its records in chunks, as a transaction holding records should.
     """
 
     transaction_id: str
     records: list[T] = field(default_factory=list)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_recording_transaction, (self.transaction_id, pickled_in_chunks(self.records)))
+
+
+def _recording_transaction(
+    transaction_id: str, chunks: tuple[bytes, ...]
+) -> RecordingTransaction[Any]:
+    return RecordingTransaction(transaction_id, unpickled_chunks(chunks))
 
 
 class TransactionChanged(RuntimeError):
@@ -231,6 +241,10 @@ class RecordingTwoPhaseCommitSink(TwoPhaseCommitSink[T, RecordingTransaction[T]]
         self._record("pre_commit", txn)
         self._advance(txn, OPEN, PRE_COMMITTED)
         self._sealed[id(txn)] = (txn, txn.transaction_id, tuple(txn.records))
+
+    def transaction_size(self, txn: RecordingTransaction[T]) -> int:
+        """The transaction holds its records: checkpoints encode every one of them."""
+        return len(txn.records)
 
     async def commit(self, txn: RecordingTransaction[T]) -> None:
         """Append the records of ``txn`` to ``committed``, unless it is committed already.

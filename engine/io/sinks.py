@@ -70,6 +70,14 @@ class SinkWriter(ABC, Generic[T]):
         """
         return []
 
+    def snapshot_size(self) -> int:
+        """How many records the items the last ``snapshot_state`` returned hold; 0 by default.
+
+        Their cost to encode: the engine encodes a small snapshot on the event loop at once
+        and a large one in a worker thread, so a writer whose state holds records says so.
+        """
+        return 0
+
     async def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
         """Checkpoint ``checkpoint_id`` and every one before it are complete."""
 
@@ -134,9 +142,11 @@ class TwoPhaseCommitSink(Sink[T], Generic[T, Txn]):
     change it, neither ``commit``, ``abort`` and the recovery methods, nor anything else.
     Checkpoints hold it by reference, not by copy, and encode it after the snapshot (in a
     worker thread when it is large), maybe while it commits. Only the open transaction
-    changes (``write``, and ``pre_commit`` itself).
-    ``lockgate.engine.testing.RecordingTwoPhaseCommitSink`` fails loudly when a pre-committed
-    transaction changes.
+    changes (``write``, and ``pre_commit`` itself). A transaction that holds its records
+    (rather than names of where they are) says how many in ``transaction_size``, and
+    pickles them with ``lockgate.engine.io.record_chunks``, so that encoding them never
+    stalls the event loop. ``lockgate.engine.testing.RecordingTwoPhaseCommitSink`` fails
+    loudly when a pre-committed transaction changes.
     """
 
     def create_writer(self, context: SinkContext) -> TwoPhaseCommitWriter[T, Txn]:
@@ -170,6 +180,15 @@ class TwoPhaseCommitSink(Sink[T], Generic[T, Txn]):
     async def recover_and_abort(self, txn: Txn) -> None:
         """Abort a ``txn`` restored as open from a checkpoint; by default ``abort``."""
         await self.abort(txn)
+
+    def transaction_size(self, txn: Txn) -> int:
+        """How many records ``txn`` holds itself, for checkpoints to encode; 0 by default.
+
+        0 is right for a transaction of names and ids (a file, an upload, a prepared
+        transaction); a transaction buffering its records returns their number, so that a
+        checkpoint holding many of them is encoded off the event loop.
+        """
+        return 0
 
 
 class TwoPhaseCommitWriter(SinkWriter[T], Generic[T, Txn]):
@@ -218,6 +237,12 @@ class TwoPhaseCommitWriter(SinkWriter[T], Generic[T, Txn]):
         if not self._finished:
             await self._begin()
         return self._log.to_state()
+
+    def snapshot_size(self) -> int:
+        """The records the pending and open transactions hold (``transaction_size``)."""
+        current = self._log.current
+        held = [txn for _, txn in self._log.pending] + ([] if current is None else [current])
+        return sum(self._sink.transaction_size(txn) for txn in held)
 
     async def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
         """Commit every transaction pre-committed at or before ``checkpoint_id``, oldest first.

@@ -1,3 +1,5 @@
+import pickle
+
 import pytest
 
 from lockgate.actors import IllegalStateTransition
@@ -171,6 +173,18 @@ async def test_a_pre_committed_transaction_changed_before_its_abort_fails_loudly
 
     with pytest.raises(TransactionChanged, match=r"held 2 records then.*0 records now"):
         await sink.abort(txn)
+
+
+async def test_a_transaction_says_how_many_records_it_holds():
+    sink = RecordingTwoPhaseCommitSink[str]()
+
+    assert sink.transaction_size(await pre_committed(sink, "a", "b")) == 2
+
+
+def test_a_transaction_survives_pickling_with_its_records():
+    txn = RecordingTransaction("job/run/0/0/1", [f"r{i}" for i in range(5_000)])
+
+    assert pickle.loads(pickle.dumps(txn)) == txn
 
 
 async def test_writing_to_a_pre_committed_transaction_raises():
