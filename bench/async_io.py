@@ -16,7 +16,9 @@ keeping its best:
 
 - ``<client> floor``: the same HTTP calls with no engine (``capacity`` tasks taking the next
   record from a shared iterator): what the client itself manages on this machine.
-- ``lockgate + <client>``: ``CollectionSource -> async_map(fetch, capacity=1000) -> sink``.
+- ``lockgate + <client>``: ``CollectionSource -> async_map(fetch, capacity=1000) -> sink``,
+  a counting sink; for the judged client also ``lockgate + <client> + CollectSink``, the
+  same job ending in ``CollectSink`` (exactly-once, as users' jobs end).
 - ``lockgate + sleep``: the same job with ``asyncio.sleep(0.05)`` in place of the request:
   the engine's own cost with no client in the way.
 
@@ -44,7 +46,7 @@ from urllib.parse import urlsplit
 from harness import CountingSink
 from http_fixture import HttpClient, free_port, serve
 
-from lockgate.connectors import CollectionSource
+from lockgate.connectors import CollectionSource, CollectSink
 from lockgate.engine import StreamEnvironment, run
 
 GOAL = 0.6  # the issue's target: records/s at least 0.6 x capacity / latency
@@ -177,15 +179,21 @@ def spin(seconds: float) -> None:
         pass
 
 
-async def through_lockgate(fn: Callable[[int], Awaitable[int]], records: int, capacity: int) -> int:
+async def through_lockgate(
+    fn: Callable[[int], Awaitable[int]], records: int, capacity: int, *, collect: bool = False
+) -> int:
+    """Run the job into a counting sink (or ``CollectSink``); return the right answers' count."""
     env = StreamEnvironment(parallelism=1)
     sink = CountingSink(latest_by=lambda answer: answer)
+    collected: CollectSink[int] = CollectSink()
     (
         env.from_source(CollectionSource(range(records)), uid="records")
         .async_map(fn, capacity=capacity, uid="fetch")
-        .sink_to(sink, uid="count")
+        .sink_to(collected if collect else sink, uid="count")
     )
     await env.execute("async-io")
+    if collect:
+        return len(collected.results) if sorted(collected.results) == list(range(records)) else -1
     return sink.count if sink.latest.keys() == set(range(records)) else -1
 
 
@@ -229,6 +237,10 @@ def contenders_for(
         f"{fetch.name} floor (no engine)": lambda: floor(fetch, args.records, args.capacity),
         f"lockgate + {fetch.name}": lambda: through_lockgate(fetch, args.records, args.capacity),
     }
+    if fetch.name == JUDGED:
+        contenders[f"lockgate + {fetch.name} + CollectSink"] = lambda: through_lockgate(
+            fetch, args.records, args.capacity, collect=True
+        )
     if args.busy:
         contenders[f"{fetch.name} floor + {args.busy:g} us"] = lambda: floor(
             fetch, args.records, args.capacity, args.busy / 1e6

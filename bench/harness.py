@@ -1,16 +1,20 @@
-"""What the benchmarks share: a counting sink, best-of-N timing, checks and the result table.
+"""What the benchmarks share: the sinks, best-of-N timing, checks and the result table.
 
 A benchmark is a ``Workload``: a floor (the job's own user functions called in a plain Python
 loop over a dict, no engine) and a ``build`` that wires the same functions into a lockgate job
-ending in a ``CountingSink``. ``main`` times the floor and the job at each parallelism in the
-same process, checks every run against the floor, and prints one table. The pieces ``main``
-is made of (``run_floor``, ``run_job``, ``check_latest``, ``best_seconds``) serve benchmarks
-that compare other contenders, such as the same job with and without checkpoints.
+ending in a sink: a ``CountingSink`` (the engine's cost alone) or the ``CollectSink`` that
+users' jobs and every example use (exactly-once, its records in checkpoints), picked by a
+``SinkChoice``. ``main`` times the floor and the job at each parallelism with each sink in the
+same process, checks every run against the floor, and prints one table with every ratio. The
+pieces ``main`` is made of (``run_floor``, ``run_job``, ``check_latest``, ``best_seconds``)
+serve benchmarks that compare other contenders, such as the same job with and without
+checkpoints.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 import gc
 import math
@@ -20,18 +24,24 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from lockgate.connectors import CollectSink
 from lockgate.engine import JobResult, Sink, SinkContext, SinkWriter, StreamEnvironment, run
 
 __all__ = [
+    "COLLECT",
+    "COUNTING",
+    "SINKS",
     "Configure",
     "CountingSink",
     "JobRun",
     "ResultMismatch",
+    "SinkChoice",
     "Unit",
     "Workload",
     "arguments",
     "best_seconds",
     "check_latest",
+    "chosen_sinks",
     "freeze_input",
     "main",
     "parser",
@@ -39,8 +49,8 @@ __all__ = [
     "run_job",
 ]
 
-GOAL = 0.5  # the issue's target: lockgate at parallelism 1 reaches half the floor
-LABEL_WIDTH = 28
+GOAL = 0.5  # lockgate at parallelism 1 reaches half the floor, unless a workload sets its own
+LABEL_WIDTH = 42
 
 K = TypeVar("K", bound=Hashable)
 
@@ -77,6 +87,46 @@ class _CountingWriter(SinkWriter[Any]):
 
 
 @dataclass(frozen=True)
+class SinkChoice:
+    """Which sink a lockgate run ends in, and how to read what reached it.
+
+    ``create(latest_by)`` returns a new sink; ``count`` reads how many records it received and
+    ``latest(sink, key_of)`` the last record per key (what a keyed running reduce ends with).
+    """
+
+    name: str
+    label: str
+    create: Callable[[Callable[[Any], Any] | None], Sink[Any]]
+    count: Callable[[Any], int]
+    latest: Callable[[Any, Callable[[Any], Any]], dict[Any, Any]]
+
+
+def _last_per_key(records: Sequence[Any], key_of: Callable[[Any], Any]) -> dict[Any, Any]:
+    return {key_of(record): record for record in records}
+
+
+COUNTING = SinkChoice(
+    "counting",
+    "counting sink",
+    lambda latest_by: CountingSink(latest_by=latest_by),
+    lambda sink: sink.count,
+    lambda sink, key_of: sink.latest,
+)
+"""A sink that only counts: what the engine costs by itself."""
+
+COLLECT = SinkChoice(
+    "collect",
+    "CollectSink",
+    lambda latest_by: CollectSink(),
+    lambda sink: len(sink.results),
+    lambda sink, key_of: _last_per_key(sink.results, key_of),
+)
+"""``lockgate.connectors.CollectSink``: exactly-once, its transactions' records in checkpoints."""
+
+SINKS = {choice.name: choice for choice in (COUNTING, COLLECT)}
+
+
+@dataclass(frozen=True)
 class Unit:
     """A rate to report: ``count`` things (events, lines, words) per second, e.g. ``ev/s``."""
 
@@ -91,36 +141,40 @@ class Workload:
     ``floor()`` returns how many records its loop emitted and its final state: the last
     record per key. ``build(env, sink)`` adds the job to ``env``; the job must write
     ``expected_records`` records to ``sink``, and its last record per ``key_of`` must equal
-    the floor's state.
+    the floor's state. ``goals`` maps a sink's name to the ratio to the floor the job must
+    reach with it at parallelism 1 (``GOAL`` for a sink it does not name).
     """
 
     title: str
     units: Sequence[Unit]
     floor: Callable[[], tuple[int, dict[Any, Any]]]
-    build: Callable[[StreamEnvironment, CountingSink], None]
+    build: Callable[[StreamEnvironment, Sink[Any]], None]
     key_of: Callable[[Any], Any]
     expected_records: int
+    goals: Mapping[str, float] = dataclasses.field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class Measurement:
-    """The best time of one contender; ``parallelism`` is ``None`` for the floor."""
+    """The best time of one contender; ``parallelism`` and ``sink`` are ``None`` for the floor."""
 
     parallelism: int | None
     seconds: float
+    sink: SinkChoice | None = None
 
     @property
     def label(self) -> str:
-        if self.parallelism is None:
+        if self.parallelism is None or self.sink is None:
             return "floor (plain Python loop)"
-        return f"lockgate parallelism={self.parallelism}"
+        return f"lockgate parallelism={self.parallelism}, {self.sink.label}"
 
 
 @dataclass(frozen=True)
 class JobRun:
-    """What one lockgate run left: its sink (counts, last records) and the job's result."""
+    """What one lockgate run left: its sink, how many records reached it, the job's result."""
 
-    sink: CountingSink
+    sink: Any
+    count: int
     result: JobResult
 
 
@@ -135,14 +189,24 @@ def parser(
     size_default: int,
     size_help: str,
     parallelisms: Sequence[int] | None = (1, 2),
+    sink_flag: bool = False,
 ) -> argparse.ArgumentParser:
     """Return a parser of the flags every benchmark takes, plus its own input size flag.
 
     ``parallelisms`` is the default of ``--parallelism``; ``None`` leaves that flag out.
+    With ``sink_flag``, ``--sinks`` picks the sinks (``SINKS``' names; default all).
     """
     flags = argparse.ArgumentParser(description=description)
     flags.add_argument(size_flag, type=int, default=size_default, help=size_help)
     flags.add_argument("--repeat", type=int, default=3, help="runs per contender; best is kept")
+    if sink_flag:
+        flags.add_argument(
+            "--sinks",
+            nargs="+",
+            choices=list(SINKS),
+            default=list(SINKS),
+            help="the sinks the jobs end in: a counting sink, CollectSink",
+        )
     if parallelisms is not None:
         flags.add_argument(
             "--parallelism",
@@ -157,20 +221,43 @@ def parser(
 def arguments(
     description: str, *, size_flag: str, size_default: int, size_help: str
 ) -> argparse.Namespace:
-    """Parse the flags every benchmark takes, plus its own input size flag."""
-    flags = parser(description, size_flag=size_flag, size_default=size_default, size_help=size_help)
+    """Parse the flags every throughput benchmark takes, plus its own input size flag."""
+    flags = parser(
+        description,
+        size_flag=size_flag,
+        size_default=size_default,
+        size_help=size_help,
+        sink_flag=True,
+    )
     return flags.parse_args()
 
 
-def main(workload: Workload, *, repeat: int, parallelisms: Sequence[int]) -> int:
-    """Check, measure and report ``workload``; return the process exit status."""
+def chosen_sinks(names: Sequence[str]) -> list[SinkChoice]:
+    """Return the sinks ``--sinks`` named, in ``SINKS``' order."""
+    return [choice for name, choice in SINKS.items() if name in names]
+
+
+def main(
+    workload: Workload,
+    *,
+    repeat: int,
+    parallelisms: Sequence[int],
+    sinks: Sequence[SinkChoice] = (COUNTING, COLLECT),
+) -> int:
+    """Check, measure and report ``workload`` with each sink; return the process exit status."""
     try:
         state = run_floor(workload)
         for parallelism in parallelisms:
-            check_latest(workload, parallelism, state)
-        contenders = {None: lambda: run_floor(workload)} | {
-            p: functools.partial(run_job, workload, p) for p in parallelisms
+            for sink in sinks:
+                check_latest(workload, parallelism, state, sink=sink)
+        contenders: dict[tuple[int, SinkChoice] | None, Callable[[], object]] = {
+            None: lambda: run_floor(workload)
         }
+        for parallelism in parallelisms:
+            for sink in sinks:
+                contenders[parallelism, sink] = functools.partial(
+                    run_job, workload, parallelism, sink=sink
+                )
         measurements = best_of(repeat, contenders)
     except ResultMismatch as mismatch:
         print(f"{workload.title}: wrong result: {mismatch}", file=sys.stderr)
@@ -179,14 +266,19 @@ def main(workload: Workload, *, repeat: int, parallelisms: Sequence[int]) -> int
     return 0
 
 
-def best_of(repeat: int, contenders: dict[int | None, Callable[[], object]]) -> list[Measurement]:
+def best_of(
+    repeat: int, contenders: Mapping[tuple[int, SinkChoice] | None, Callable[[], object]]
+) -> list[Measurement]:
     """Time every contender once per round, for ``repeat`` rounds; keep each one's best.
 
     Rounds interleave the contenders, so a burst of load from elsewhere on the machine slows
     one round of all of them rather than every run of one.
     """
     best = best_seconds(repeat, contenders)
-    return [Measurement(parallelism, seconds) for parallelism, seconds in best.items()]
+    return [
+        Measurement(None, seconds) if name is None else Measurement(name[0], seconds, name[1])
+        for name, seconds in best.items()
+    ]
 
 
 def best_seconds(repeat: int, contenders: Mapping[K, Callable[[], object]]) -> dict[K, float]:
@@ -213,8 +305,10 @@ def freeze_input() -> None:
 def _seconds(action: Callable[[], object]) -> float:
     gc.collect()
     started = time.perf_counter()
-    action()
-    return time.perf_counter() - started
+    outcome = action()
+    seconds = time.perf_counter() - started
+    del outcome  # freeing what the run kept (a CollectSink's results) is not part of it
+    return seconds
 
 
 def run_floor(workload: Workload) -> dict[Any, Any]:
@@ -230,6 +324,7 @@ def check_latest(
     state: dict[Any, Any],
     *,
     configure: Configure | None = None,
+    sink: SinkChoice = COUNTING,
 ) -> JobRun:
     """Run the job once, untimed, and check that its last record per key equals ``state``.
 
@@ -238,13 +333,14 @@ def check_latest(
     """
     # An untimed run (it warms up too): keeping the last record per key costs the sink work
     # the floor never does.
-    job = run_job(workload, parallelism, configure=configure, latest_by=workload.key_of)
-    latest = job.sink.latest
+    job = run_job(workload, parallelism, configure=configure, latest_by=workload.key_of, sink=sink)
+    latest = sink.latest(job.sink, workload.key_of)
     if latest != state:
         differing = sum(1 for key, value in state.items() if latest.get(key) != value)
         raise ResultMismatch(
-            f"lockgate at parallelism={parallelism} ended with {len(latest):,} keys, "
-            f"the floor with {len(state):,}; {differing:,} of the floor's keys differ"
+            f"lockgate at parallelism={parallelism} with a {sink.label} ended with "
+            f"{len(latest):,} keys, the floor with {len(state):,}; {differing:,} of the "
+            "floor's keys differ"
         )
     return job
 
@@ -255,6 +351,7 @@ def run_job(
     *,
     configure: Configure | None = None,
     latest_by: Callable[[Any], Any] | None = None,
+    sink: SinkChoice = COUNTING,
 ) -> JobRun:
     """Build the job on a fresh environment (``configure`` changes it first) and run it.
 
@@ -264,11 +361,13 @@ def run_job(
     env = StreamEnvironment(parallelism=parallelism)
     if configure is not None:
         configure(env)
-    sink = CountingSink(latest_by=latest_by)
-    workload.build(env, sink)
+    created = sink.create(latest_by)
+    workload.build(env, created)
     result = run(env.execute, workload.title)
-    _check_count(f"lockgate parallelism={parallelism}", sink.count, workload.expected_records)
-    return JobRun(sink, result)
+    count = sink.count(created)
+    who = f"lockgate parallelism={parallelism} with a {sink.label}"
+    _check_count(who, count, workload.expected_records)
+    return JobRun(created, count, result)
 
 
 def _check_count(who: str, records: int, expected: int) -> None:
@@ -283,10 +382,11 @@ def _print_table(workload: Workload, repeat: int, measurements: list[Measurement
         print(" " * LABEL_WIDTH + "".join(f"{u.name:>16}" for u in workload.units))
     for measurement in measurements:
         print(_row(workload.units, floor, measurement))
-    one = next((m for m in runs if m.parallelism == 1), None)
-    if one is not None:
-        verdict = "met" if floor.seconds / one.seconds >= GOAL else "NOT met"
-        print(f"goal: parallelism=1 at least {GOAL:.2f} x floor: {verdict}")
+    for run_at_1 in (m for m in runs if m.parallelism == 1 and m.sink is not None):
+        assert run_at_1.sink is not None
+        goal = workload.goals.get(run_at_1.sink.name, GOAL)
+        verdict = "met" if floor.seconds / run_at_1.seconds >= goal else "NOT met"
+        print(f"goal: parallelism=1, {run_at_1.sink.label}, at least {goal:.2f} x floor: {verdict}")
 
 
 def _row(units: Sequence[Unit], floor: Measurement, measurement: Measurement) -> str:

@@ -11,6 +11,7 @@ import anyio.lowlevel
 
 from lockgate.connectors.errors import InvalidSplit
 from lockgate.engine import TypeCodec
+from lockgate.engine.io.record_chunks import pickled_in_chunks, unpickled_chunks
 from lockgate.engine.io.sinks import Sink, SinkContext, SinkWriter, TwoPhaseCommitSink
 from lockgate.engine.io.sources import Source, SourceContext, SourceReader, SourceSplit
 from lockgate.engine.testing import AwaitCheckpoint, FailOnce
@@ -261,10 +262,22 @@ class _PrintWriter(SinkWriter[Any]):
 
 @dataclass
 class CollectTransaction(Generic[T]):
-    """The records one subtask wrote between two checkpoints, under a fenced id."""
+    """The records one subtask wrote between two checkpoints, under a fenced id.
+
+    Records are added while it is open; once pre-committed it never changes. It pickles its
+    records in chunks (``record_chunks``), so that a checkpoint encoding millions of them in
+    a worker thread lets the event loop run between chunks.
+    """
 
     transaction_id: str
     records: list[T] = field(default_factory=list)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_collect_transaction, (self.transaction_id, pickled_in_chunks(self.records)))
+
+
+def _collect_transaction(transaction_id: str, chunks: tuple[bytes, ...]) -> CollectTransaction[Any]:
+    return CollectTransaction(transaction_id, unpickled_chunks(chunks))
 
 
 class CollectSink(TwoPhaseCommitSink[T, CollectTransaction[T]]):
@@ -306,6 +319,10 @@ class CollectSink(TwoPhaseCommitSink[T, CollectTransaction[T]]):
 
     async def pre_commit(self, txn: CollectTransaction[T]) -> None:
         """Nothing to flush: the records are in the transaction."""
+
+    def transaction_size(self, txn: CollectTransaction[T]) -> int:
+        """The transaction holds its records: checkpoints encode every one of them."""
+        return len(txn.records)
 
     async def commit(self, txn: CollectTransaction[T]) -> None:
         """Make the transaction's records visible, once."""

@@ -19,6 +19,7 @@ import collections
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from lockgate.engine.io.record_chunks import pickled_in_chunks, unpickled_chunks
 from lockgate.engine.io.sinks import SinkContext, TwoPhaseCommitSink
 from lockgate.engine.io.transactions import TransactionStatus
 from lockgate.engine.time.clock import ManualClock
@@ -30,6 +31,7 @@ __all__ = [
     "ManualClock",
     "RecordingTransaction",
     "RecordingTwoPhaseCommitSink",
+    "TransactionChanged",
     "TransactionEvent",
 ]
 
@@ -115,11 +117,24 @@ class RecordingTransaction(Generic[T]):
     """A transaction of ``RecordingTwoPhaseCommitSink``: plain data, its records inside.
 
     ``transaction_id`` is ``"<job>/<run>/<attempt>/<subtask>/<n>"``: attempts and subtasks never
-    share an id.
+    share an id. It pickles its records in chunks, as a transaction holding records should.
     """
 
     transaction_id: str
     records: list[T] = field(default_factory=list)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_recording_transaction, (self.transaction_id, pickled_in_chunks(self.records)))
+
+
+def _recording_transaction(
+    transaction_id: str, chunks: tuple[bytes, ...]
+) -> RecordingTransaction[Any]:
+    return RecordingTransaction(transaction_id, unpickled_chunks(chunks))
+
+
+class TransactionChanged(RuntimeError):
+    """A transaction changed after its pre-commit, which ``TwoPhaseCommitSink`` forbids."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +158,10 @@ class RecordingTwoPhaseCommitSink(TwoPhaseCommitSink[T, RecordingTransaction[T]]
     idempotent (a second call is logged and changes nothing). Every transaction's status
     follows ``TransactionStatus``: a writer that commits an aborted transaction, aborts a
     committed one or writes to a pre-committed one raises, so the double also checks the
-    protocol. The sink may be shared by all subtasks and all attempts of a job.
+    protocol. A pre-committed transaction is immutable: when the sink is handed one again
+    (to commit, abort or recover it) whose id or records changed since its pre-commit, it
+    raises ``TransactionChanged``. The sink may be shared by all subtasks and all attempts of
+    a job.
     """
 
     def __init__(self) -> None:
@@ -152,6 +170,8 @@ class RecordingTwoPhaseCommitSink(TwoPhaseCommitSink[T, RecordingTransaction[T]]
         self._statuses: dict[str, TransactionStatus] = {}
         self._commit_order: list[str] = []
         self._counters: collections.Counter[tuple[str, str, int, int]] = collections.Counter()
+        # What each pre-commit saw, by id() of the transaction, which the entry keeps alive.
+        self._sealed: dict[int, tuple[RecordingTransaction[T], str, tuple[T, ...]]] = {}
 
     @property
     def committed(self) -> list[T]:
@@ -217,17 +237,30 @@ class RecordingTwoPhaseCommitSink(TwoPhaseCommitSink[T, RecordingTransaction[T]]
         self._events.append(TransactionEvent("write", txn.transaction_id, tuple(records)))
 
     async def pre_commit(self, txn: RecordingTransaction[T]) -> None:
-        """Mark ``txn`` pre-committed."""
+        """Mark ``txn`` pre-committed; remember its id and records, which may no longer change."""
         self._record("pre_commit", txn)
         self._advance(txn, OPEN, PRE_COMMITTED)
+        self._sealed[id(txn)] = (txn, txn.transaction_id, tuple(txn.records))
+
+    def transaction_size(self, txn: RecordingTransaction[T]) -> int:
+        """The transaction holds its records: checkpoints encode every one of them."""
+        return len(txn.records)
 
     async def commit(self, txn: RecordingTransaction[T]) -> None:
-        """Append the records of ``txn`` to ``committed``, unless it is committed already."""
+        """Append the records of ``txn`` to ``committed``, unless it is committed already.
+
+        Raises:
+            TransactionChanged: ``txn`` changed since its pre-commit.
+        """
         self._record("commit", txn)
         self._commit(txn)
 
     async def abort(self, txn: RecordingTransaction[T]) -> None:
-        """Mark ``txn`` aborted; its records are dropped."""
+        """Mark ``txn`` aborted; its records are dropped.
+
+        Raises:
+            TransactionChanged: ``txn`` changed since its pre-commit.
+        """
         self._record("abort", txn)
         self._abort(txn)
 
@@ -241,8 +274,22 @@ class RecordingTwoPhaseCommitSink(TwoPhaseCommitSink[T, RecordingTransaction[T]]
         self._record("recover_and_abort", txn)
         self._abort(txn)
 
+    def _check_unchanged(self, txn: RecordingTransaction[T]) -> None:
+        sealed = self._sealed.pop(id(txn), None)
+        if sealed is None or sealed[1:] == (txn.transaction_id, tuple(txn.records)):
+            return
+        _, transaction_id, records = sealed
+        raise TransactionChanged(
+            f"transaction {transaction_id!r} changed after its pre-commit: it held "
+            f"{len(records)} records then, and is {txn.transaction_id!r} with "
+            f"{len(txn.records)} records now; a pre-committed transaction is immutable "
+            "(checkpoints hold it by reference, not by copy): change only the open "
+            "transaction, in write() and pre_commit()"
+        )
+
     def _commit(self, txn: RecordingTransaction[T]) -> None:
         # A transaction this sink never saw comes from a checkpoint: it was pre-committed.
+        self._check_unchanged(txn)
         if self._statuses.get(txn.transaction_id) is COMMITTED:
             return
         self._advance(txn, PRE_COMMITTED, COMMITTED)
@@ -250,6 +297,7 @@ class RecordingTwoPhaseCommitSink(TwoPhaseCommitSink[T, RecordingTransaction[T]]
         self._commit_order.append(txn.transaction_id)
 
     def _abort(self, txn: RecordingTransaction[T]) -> None:
+        self._check_unchanged(txn)
         if self._statuses.get(txn.transaction_id) is ABORTED:
             return
         self._advance(txn, OPEN, ABORTED)

@@ -63,8 +63,20 @@ class SinkWriter(ABC, Generic[T]):
         """
 
     async def snapshot_state(self, checkpoint_id: int) -> list[Any]:
-        """Return the items to store for checkpoint ``checkpoint_id`` (pre-commit here)."""
+        """Return the items to store for checkpoint ``checkpoint_id`` (pre-commit here).
+
+        The engine encodes the items later, off the event loop, while records keep being
+        written: return nothing that ``write`` changes afterwards (copy it, or begin anew).
+        """
         return []
+
+    def snapshot_size(self) -> int:
+        """How many records the items the last ``snapshot_state`` returned hold; 0 by default.
+
+        Their cost to encode: the engine encodes a small snapshot on the event loop at once
+        and a large one in a worker thread, so a writer whose state holds records says so.
+        """
+        return 0
 
     async def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
         """Checkpoint ``checkpoint_id`` and every one before it are complete."""
@@ -125,6 +137,16 @@ class TwoPhaseCommitSink(Sink[T], Generic[T, Txn]):
     id, a temporary file name), because it is stored in checkpoints and may be restored in
     another process. Fence ids with ``SinkContext.job_name``, ``run_id``, ``attempt`` and
     ``subtask_index`` so that attempts never share a transaction.
+
+    A pre-committed transaction is immutable: once ``pre_commit`` has returned, nothing may
+    change it, neither ``commit``, ``abort`` and the recovery methods, nor anything else.
+    Checkpoints hold it by reference, not by copy, and encode it after the snapshot (in a
+    worker thread when it is large), maybe while it commits. Only the open transaction
+    changes (``write``, and ``pre_commit`` itself). A transaction that holds its records
+    (rather than names of where they are) says how many in ``transaction_size``, and
+    pickles them with ``lockgate.engine.io.record_chunks``, so that encoding them never
+    stalls the event loop. ``lockgate.engine.testing.RecordingTwoPhaseCommitSink`` fails
+    loudly when a pre-committed transaction changes.
     """
 
     def create_writer(self, context: SinkContext) -> TwoPhaseCommitWriter[T, Txn]:
@@ -141,7 +163,7 @@ class TwoPhaseCommitSink(Sink[T], Generic[T, Txn]):
 
     @abstractmethod
     async def pre_commit(self, txn: Txn) -> None:
-        """Flush ``txn`` so that a later ``commit`` cannot fail; nothing is written to it after."""
+        """Flush ``txn`` so that a later ``commit`` cannot fail; from then on it never changes."""
 
     @abstractmethod
     async def commit(self, txn: Txn) -> None:
@@ -158,6 +180,15 @@ class TwoPhaseCommitSink(Sink[T], Generic[T, Txn]):
     async def recover_and_abort(self, txn: Txn) -> None:
         """Abort a ``txn`` restored as open from a checkpoint; by default ``abort``."""
         await self.abort(txn)
+
+    def transaction_size(self, txn: Txn) -> int:
+        """How many records ``txn`` holds itself, for checkpoints to encode; 0 by default.
+
+        0 is right for a transaction of names and ids (a file, an upload, a prepared
+        transaction); a transaction buffering its records returns their number, so that a
+        checkpoint holding many of them is encoded off the event loop.
+        """
+        return 0
 
 
 class TwoPhaseCommitWriter(SinkWriter[T], Generic[T, Txn]):
@@ -206,6 +237,12 @@ class TwoPhaseCommitWriter(SinkWriter[T], Generic[T, Txn]):
         if not self._finished:
             await self._begin()
         return self._log.to_state()
+
+    def snapshot_size(self) -> int:
+        """The records the pending and open transactions hold (``transaction_size``)."""
+        current = self._log.current
+        held = [txn for _, txn in self._log.pending] + ([] if current is None else [current])
+        return sum(self._sink.transaction_size(txn) for txn in held)
 
     async def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
         """Commit every transaction pre-committed at or before ``checkpoint_id``, oldest first.

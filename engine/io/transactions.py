@@ -68,8 +68,9 @@ class TransactionLog(Generic[Txn]):
     """The open transaction of one sink subtask and the ones pre-committed per checkpoint.
 
     Invariants: at most one transaction is open (``current``); ``pending`` lists the
-    pre-committed transactions in checkpoint order, and a new pre-commit must name a
-    checkpoint after every pending one. Committed and aborted transactions are forgotten.
+    pre-committed transactions in checkpoint order (the transactions themselves, never
+    copies: they are immutable), and a new pre-commit must name a checkpoint after every
+    pending one. Committed and aborted transactions are forgotten.
 
     Subsuming rule (Flink's): completing checkpoint n makes every transaction pre-committed
     at or before n committable, because checkpoint n could only complete after the older
@@ -166,8 +167,13 @@ class TransactionLog(Generic[Txn]):
 
         Each item is ``{"status": "pre_committed", "checkpoint_id": n, "transaction": txn}``
         or ``{"status": "open", "transaction": txn}``, so the engine may split the list over
-        subtasks like any list state. Transactions are deep copies: writing more records to
-        the open transaction does not change a snapshot already taken.
+        subtasks like any list state.
+
+        A pre-committed transaction is immutable (``TwoPhaseCommitSink``'s contract), so its
+        item holds the transaction itself: the snapshot costs nothing per record, and the
+        engine encodes it later, off the event loop. An open transaction changes as records
+        are written, so its item holds a deep copy; the writer's is the one it began at the
+        same barrier, still empty, so copying it costs nothing per record either.
         """
         items = [_pre_committed_item(checkpoint_id, txn) for checkpoint_id, txn in self._pending]
         open_ones = [*self._lingering, *([] if self._current is None else [self._current])]
@@ -217,7 +223,7 @@ def _pre_committed_item(checkpoint_id: int, txn: Any) -> dict[str, Any]:
     return {
         "status": TransactionStatus.PRE_COMMITTED.value,
         "checkpoint_id": checkpoint_id,
-        "transaction": copy.deepcopy(txn),
+        "transaction": txn,
     }
 
 

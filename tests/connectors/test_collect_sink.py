@@ -1,7 +1,12 @@
 from __future__ import annotations
 
-from lockgate.connectors import CollectSink
-from lockgate.engine import SinkContext, SystemClock
+import pickle
+
+from lockgate.connectors import CollectionSource, CollectSink
+from lockgate.connectors.memory import CollectTransaction
+from lockgate.engine import RestartStrategy, SinkContext, StreamEnvironment, SystemClock, run
+from lockgate.engine.io.record_chunks import CHUNK_RECORDS
+from lockgate.engine.testing import FailOnce
 
 
 def context(index: int = 0, *, attempt: int = 0, restored: tuple[object, ...] = ()) -> SinkContext:
@@ -91,3 +96,52 @@ async def test_clear_forgets_committed_records() -> None:
     sink.clear()
 
     assert sink.results == []
+
+
+async def test_a_transaction_says_how_many_records_it_holds() -> None:
+    sink: CollectSink[int] = CollectSink()
+
+    assert sink.transaction_size(CollectTransaction("t", [1, 2, 3])) == 3
+
+
+def test_a_transaction_survives_pickling_with_its_records() -> None:
+    txn = CollectTransaction("job/run/0/0/1", [(i, str(i)) for i in range(5_000)])
+
+    assert pickle.loads(pickle.dumps(txn)) == txn
+
+
+def test_a_transaction_pickles_its_records_chunk_by_chunk() -> None:
+    txn = CollectTransaction("t", list(range(2 * CHUNK_RECORDS + 1)))
+
+    _, (transaction_id, chunks) = txn.__reduce__()
+
+    assert (transaction_id, [len(pickle.loads(chunk)) for chunk in chunks]) == (
+        "t",
+        [CHUNK_RECORDS, CHUNK_RECORDS, 1],
+    )
+
+
+class FirstCommitFails(CollectSink[int]):
+    """Fails once when it commits: the records must come back from the checkpoint."""
+
+    def __init__(self, fail: FailOnce) -> None:
+        super().__init__()
+        self.fail = fail
+
+    async def commit(self, txn: CollectTransaction[int]) -> None:
+        self.fail.maybe_fire()
+        await super().commit(txn)
+
+
+def test_a_transaction_too_large_to_encode_on_the_loop_commits_once_after_a_restore() -> None:
+    fail = FailOnce("commit after the final checkpoint")
+    env = StreamEnvironment()
+    env.enable_checkpointing(3600.0)  # only the final checkpoint: one transaction of 50,000
+    env.set_restart_strategy(RestartStrategy.fixed_delay(attempts=1, delay=0.0))
+    sink = FirstCommitFails(fail)
+    env.from_source(CollectionSource(range(50_000)), uid="numbers").sink_to(sink, uid="out")
+
+    run(env.execute, "restored-commit")
+
+    assert fail.fired
+    assert sink.results == list(range(50_000))

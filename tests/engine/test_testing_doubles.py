@@ -1,3 +1,5 @@
+import pickle
+
 import pytest
 
 from lockgate.actors import IllegalStateTransition
@@ -9,6 +11,7 @@ from lockgate.engine.testing import (
     ManualClock,
     RecordingTransaction,
     RecordingTwoPhaseCommitSink,
+    TransactionChanged,
     TransactionEvent,
 )
 from lockgate.engine.time import clock
@@ -150,6 +153,38 @@ async def test_committing_a_transaction_that_was_never_pre_committed_raises():
 
     with pytest.raises(IllegalStateTransition, match=r"OPEN.*COMMITTED"):
         await sink.commit(txn)
+
+
+async def test_a_pre_committed_transaction_changed_before_its_commit_fails_loudly():
+    sink = RecordingTwoPhaseCommitSink[str]()
+    txn = await pre_committed(sink, "a")
+
+    txn.records.append("b")  # what a sink must never do: checkpoints hold txn by reference
+
+    with pytest.raises(TransactionChanged, match=r"'job/run/0/0/1' changed after its pre-commit"):
+        await sink.commit(txn)
+
+
+async def test_a_pre_committed_transaction_changed_before_its_abort_fails_loudly():
+    sink = RecordingTwoPhaseCommitSink[str]()
+    txn = await pre_committed(sink, "a", "b")
+
+    txn.records.clear()
+
+    with pytest.raises(TransactionChanged, match=r"held 2 records then.*0 records now"):
+        await sink.abort(txn)
+
+
+async def test_a_transaction_says_how_many_records_it_holds():
+    sink = RecordingTwoPhaseCommitSink[str]()
+
+    assert sink.transaction_size(await pre_committed(sink, "a", "b")) == 2
+
+
+def test_a_transaction_survives_pickling_with_its_records():
+    txn = RecordingTransaction("job/run/0/0/1", [f"r{i}" for i in range(5_000)])
+
+    assert pickle.loads(pickle.dumps(txn)) == txn
 
 
 async def test_writing_to_a_pre_committed_transaction_raises():

@@ -23,7 +23,8 @@ class StateCapture:
     ``materialize`` turns it into plain data off the event loop (in a worker thread), while
     the operator goes on changing its live state. The capture of a chain's head or tail may
     carry the in-flight records of an unaligned checkpoint (``input_channels``,
-    ``output_channels``); nothing changes them once captured.
+    ``output_channels``); nothing changes them once captured. ``held_records`` counts the
+    records ``lists`` hold inside their items (a sink's pre-committed transactions).
     """
 
     uid: str
@@ -32,11 +33,13 @@ class StateCapture:
     lists: dict[str, list[Any]] = field(default_factory=dict)
     input_channels: ChannelRecords = field(default_factory=dict)
     output_channels: ChannelRecords = field(default_factory=dict)
+    held_records: int = 0
 
     @property
     def entries(self) -> int:
-        """How many keyed entries the capture holds (its cost to encode)."""
-        return 0 if self.keyed is None else self.keyed.entries
+        """How many keyed entries and held records the capture holds (its cost to encode)."""
+        keyed = 0 if self.keyed is None else self.keyed.entries
+        return keyed + self.held_records
 
     def materialize(
         self, max_parallelism: int, base: KeyedStateSnapshot | None = None

@@ -195,7 +195,8 @@ class SinkTail:
         """Let the writer pre-commit; its state goes under ``SINK_STATE``."""
         with self.scope:
             items = await self.writer.snapshot_state(barrier.checkpoint_id)
-        return StateCapture(self.scope.uid, lists={SINK_STATE: list(items)})
+            size = self.writer.snapshot_size()
+        return StateCapture(self.scope.uid, lists={SINK_STATE: list(items)}, held_records=size)
 
     async def forward(self, barrier: CheckpointBarrier) -> None:
         """A sink is the end of the line."""

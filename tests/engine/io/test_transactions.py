@@ -123,6 +123,25 @@ def test_state_items_are_plain_dicts_one_per_transaction():
     ]
 
 
+def test_a_snapshot_holds_each_pre_committed_transaction_itself_not_a_copy():
+    txn = ["records", "of", "checkpoint", 1]
+    log: TransactionLog[list[str | int]] = TransactionLog()
+    log.pre_commit(1, txn)
+
+    assert log.to_state()[0]["transaction"] is txn
+
+
+def test_a_snapshot_holds_a_copy_of_the_open_transaction():
+    txn = ["open"]
+    log: TransactionLog[list[str]] = TransactionLog()
+    log.begin(txn)
+    state = log.to_state()
+
+    txn.append("written after the snapshot")
+
+    assert state == [{"status": "open", "transaction": ["open"]}]
+
+
 def test_state_survives_pickling():
     state = log_with(1, 2).to_state()
 

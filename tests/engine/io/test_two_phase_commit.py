@@ -16,6 +16,11 @@ from lockgate.engine.testing import RecordingTwoPhaseCommitSink
 from lockgate.engine.time.clock import ManualClock
 
 
+class CountingWriter(SinkWriter[int]):
+    async def write(self, records: list[int]) -> None:
+        pass
+
+
 def context(*, restored_state: tuple[Any, ...] = (), attempt: int = 0) -> SinkContext:
     return SinkContext(
         "out", 0, 1, ManualClock(), restored_state=restored_state, job_name="job", attempt=attempt
@@ -183,6 +188,32 @@ async def test_a_snapshot_is_not_changed_by_records_written_after_it():
     await writer.write([42])
 
     assert [item["transaction"].records for item in state] == [[], []]
+
+
+async def test_a_snapshot_holds_the_pre_committed_transaction_itself():
+    sink = RecordingTwoPhaseCommitSink[int]()
+    writer = await opened_writer(sink)
+    await writer.write([42])
+    pre_committed = writer.transactions.current
+
+    state = await writer.snapshot_state(0)
+
+    assert state[0]["transaction"] is pre_committed
+
+
+async def test_the_snapshot_size_counts_the_records_its_transactions_hold():
+    sink = RecordingTwoPhaseCommitSink[int]()
+    writer = await opened_writer(sink)
+    await three_snapshots(writer)
+    await writer.notify_checkpoint_complete(0)
+
+    assert writer.snapshot_size() == 2  # 43 and 44 are pending; the open transaction is empty
+
+
+async def test_a_plain_sink_writer_holds_no_records_in_its_snapshots():
+    writer = CountingWriter()
+
+    assert (await writer.snapshot_state(1), writer.snapshot_size()) == ([], 0)
 
 
 async def test_closing_aborts_the_open_transaction_but_keeps_pre_committed_ones():
