@@ -35,6 +35,7 @@ from lockgate.engine.runtime.job.restart import RestartStrategy
 from lockgate.engine.runtime.metrics import JobMetrics
 from lockgate.engine.savepoints.values import ValueCodec
 from lockgate.engine.state.native_snapshot import NativeRestoreTarget
+from lockgate.engine.time.clock import wall_time_of
 
 __all__ = ["JobMaster", "JobSettings"]
 
@@ -76,7 +77,7 @@ class JobMaster:
         self.attempt_number = 0
         self.run_id = uuid.uuid4().hex[:12]
         self.failures: list[JobFailure] = []
-        self.events = JobEvents(name)
+        self.events = JobEvents(name, wall_clock=wall_time_of(options.clock))
         restore = settings.restore
         self._next_checkpoint_id = 1 + (restore.metadata.checkpoint_id if restore else 0)
         self._restore = restore  # what the next attempt restores from
