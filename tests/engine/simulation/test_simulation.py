@@ -28,6 +28,12 @@ def test_the_same_seed_gives_a_byte_identical_json_report() -> None:
     assert first.to_json() == second.to_json()
 
 
+def test_a_simulation_run_again_binds_its_models_afresh_and_reports_the_same() -> None:
+    simulation = Simulation(enrichment(checkpoints=None), seed=7, until=10.0)
+
+    assert simulation.run("again").to_json() == simulation.run("again").to_json()
+
+
 def test_another_seed_gives_another_report() -> None:
     seven = Simulation(enrichment(), seed=7, until=30.0).run("enrichment")
     eight = Simulation(enrichment(), seed=8, until=30.0).run("enrichment")
