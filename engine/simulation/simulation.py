@@ -5,13 +5,14 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Literal, TypeAlias
 
 import anyio
 import anyio.to_thread
 
 from lockgate.engine.api.client import JobClient
 from lockgate.engine.api.environment import StreamEnvironment
+from lockgate.engine.errors import SimulationDeadlock
 from lockgate.engine.graph.job_graph import OperatorKind
 from lockgate.engine.graph.planning import ExecutionPlan
 from lockgate.engine.simulation.clock import VirtualClock
@@ -22,7 +23,10 @@ from lockgate.engine.simulation.report import SimulationReport
 from lockgate.engine.simulation.series import ReportHeader, build_report
 from lockgate.engine.simulation.service_sink import ServiceSink
 
-__all__ = ["Simulation"]
+__all__ = ["Backend", "Simulation"]
+
+Backend: TypeAlias = Literal["asyncio", "trio"]
+"""The async library a simulation runs the job on."""
 
 
 class Simulation:
@@ -38,7 +42,11 @@ class Simulation:
     its error, as ``env.execute`` would.
 
     ``run`` starts an event loop of its own: call it where no loop runs (a script, a
-    synchronous test), not from async code.
+    synchronous test), not from async code. ``backend="trio"`` runs the job on trio (an
+    extra install) with a ``TrioVirtualClock``, by the same rules, trio's scheduler seeded
+    from ``seed``; there a job whose threads work (checkpoints) may order the events of
+    one virtual instant differently from run to run, as trio takes thread results back in
+    real time.
     """
 
     def __init__(
@@ -48,6 +56,7 @@ class Simulation:
         seed: int = 0,
         until: float,
         report_every: float = 1.0,
+        backend: Backend = "asyncio",
     ) -> None:
         if not (until > 0 and math.isfinite(until)):
             raise ValueError(f"until must be a finite number of virtual seconds; got {until}")
@@ -56,21 +65,58 @@ class Simulation:
                 f"report_every must be more than 0 and at most until ({until} s); "
                 f"got {report_every}"
             )
+        if backend not in ("asyncio", "trio"):
+            raise ValueError(f"backend must be 'asyncio' or 'trio'; got {backend!r}")
         self.env = env
         self.seed = seed
         self.until = until
         self.report_every = report_every
+        self.backend = backend
 
     def run(self, job_name: str = "simulation") -> SimulationReport:
         """Run job ``job_name`` for ``until`` virtual seconds and return its report."""
+        if self.backend == "trio":
+            return self._run_on_trio(job_name)
         with asyncio.Runner(loop_factory=VirtualTimeLoop) as runner:
-            return runner.run(self._run(job_name))
+            return runner.run(self._run_on_asyncio(job_name))
 
-    async def _run(self, job_name: str) -> SimulationReport:
+    async def _run_on_asyncio(self, job_name: str) -> SimulationReport:
         loop = asyncio.get_running_loop()
         assert isinstance(loop, VirtualTimeLoop), "run() starts its own VirtualTimeLoop"
         loop.limit_threads(anyio.to_thread.current_default_thread_limiter())
-        clock = VirtualClock(loop.time, asyncio.sleep, loop.spend)
+        return await self._simulate(job_name, VirtualClock(loop.time, asyncio.sleep, loop.spend))
+
+    def _run_on_trio(self, job_name: str) -> SimulationReport:
+        import trio  # trio is not a dependency: imported only when asked for
+
+        from lockgate.engine.simulation.trio_clock import TrioVirtualClock, seed_scheduler
+
+        clock = TrioVirtualClock()
+        deadlocks: list[str] = []
+
+        async def simulate() -> SimulationReport | None:
+            clock.limit_threads(anyio.to_thread.current_default_thread_limiter())
+            with trio.CancelScope() as scope:
+
+                def deadlocked(message: str) -> None:
+                    deadlocks.append(message)
+                    scope.cancel()
+
+                clock.on_deadlock(deadlocked)
+                virtual = VirtualClock(trio.current_time, trio.sleep, clock.spend)
+                try:
+                    return await self._simulate(job_name, virtual)
+                finally:
+                    clock.on_deadlock(None)
+            return None
+
+        seed_scheduler(self.seed)
+        report = trio.run(simulate, clock=clock)
+        if deadlocks or report is None:
+            raise SimulationDeadlock(deadlocks[0] if deadlocks else "the simulation was cancelled")
+        return report
+
+    async def _simulate(self, job_name: str, clock: VirtualClock) -> SimulationReport:
         plan = self.env.plan()
         recorder = Recorder(self.report_every)
         self._bind_models(plan, clock, recorder)

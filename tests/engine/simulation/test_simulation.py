@@ -173,3 +173,22 @@ def test_the_environment_gets_its_own_clock_back_after_a_run() -> None:
 def test_options_that_cannot_work_are_refused(options, message) -> None:
     with pytest.raises(ValueError, match=message):
         Simulation(classic(), seed=1, **options)
+
+
+def test_on_trio_the_classic_scenario_names_the_sink_at_100_per_second() -> None:
+    report = Simulation(classic(), seed=7, until=120.0, backend="trio").run("classic")
+
+    assert report.sink("out").throughput == pytest.approx(100.0, abs=1.0)
+    assert report.bottleneck is not None and report.bottleneck.uids == ("out",)
+
+
+def test_on_trio_the_same_seed_gives_a_byte_identical_json_report() -> None:
+    first = Simulation(enrichment(checkpoints=None), seed=7, until=10.0, backend="trio")
+    second = Simulation(enrichment(checkpoints=None), seed=7, until=10.0, backend="trio")
+
+    assert first.run("enrichment").to_json() == second.run("enrichment").to_json()
+
+
+def test_an_unknown_backend_is_refused() -> None:
+    with pytest.raises(ValueError, match="backend must be 'asyncio' or 'trio'; got 'curio'"):
+        Simulation(classic(), seed=1, until=1.0, backend="curio")  # type: ignore[arg-type]
