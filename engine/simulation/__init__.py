@@ -11,20 +11,25 @@ event-time lag; the bottleneck; as a table and JSON. Models stand in for the wor
 the simulation's one seed through ``ModelContext``.
 """
 
-from lockgate.engine.simulation.arrival import Arrival
-from lockgate.engine.simulation.arrival_source import ArrivalSource
-from lockgate.engine.simulation.arrivals import ArrivalProcess, ConstantRate, Poisson
 from lockgate.engine.simulation.bottleneck import Bottleneck
 from lockgate.engine.simulation.clock import VirtualClock
-from lockgate.engine.simulation.cpu_cost import CpuCost
-from lockgate.engine.simulation.distributions import Constant, Distribution, Exponential, LogNormal
-from lockgate.engine.simulation.keys import KeyDistribution, UniformKeys, ZipfKeys
 from lockgate.engine.simulation.loop import VirtualTimeLoop
-from lockgate.engine.simulation.model import Model, ModelContext
+from lockgate.engine.simulation.models.arrival import Arrival
+from lockgate.engine.simulation.models.arrival_source import ArrivalSource
+from lockgate.engine.simulation.models.arrivals import ArrivalProcess, ConstantRate, Poisson
+from lockgate.engine.simulation.models.cpu_cost import CpuCost
+from lockgate.engine.simulation.models.distributions import (
+    Constant,
+    Distribution,
+    Exponential,
+    LogNormal,
+)
+from lockgate.engine.simulation.models.keys import KeyDistribution, UniformKeys, ZipfKeys
+from lockgate.engine.simulation.models.model import Model, ModelContext
+from lockgate.engine.simulation.models.service import Service
+from lockgate.engine.simulation.models.service_sink import ServiceSink
 from lockgate.engine.simulation.report import SimulationReport
 from lockgate.engine.simulation.sections import LatencySummary, SinkReport, SubtaskReport
-from lockgate.engine.simulation.service import Service
-from lockgate.engine.simulation.service_sink import ServiceSink
 from lockgate.engine.simulation.simulation import Simulation
 
 __all__ = [

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from lockgate.engine.runtime.metrics import JobMetrics, SubtaskMetrics
-from lockgate.engine.simulation.arrival import Arrival
 from lockgate.engine.simulation.histogram import LatencyHistogram
+from lockgate.engine.simulation.models.arrival import Arrival
 
 __all__ = ["CommitInterval", "Recorder", "Sample", "SubtaskKey"]
 

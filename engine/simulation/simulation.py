@@ -17,11 +17,11 @@ from lockgate.engine.graph.job_graph import OperatorKind
 from lockgate.engine.graph.planning import ExecutionPlan
 from lockgate.engine.simulation.clock import VirtualClock
 from lockgate.engine.simulation.loop import VirtualTimeLoop
-from lockgate.engine.simulation.model import Model, ModelContext
+from lockgate.engine.simulation.models.model import Model, ModelContext
+from lockgate.engine.simulation.models.service_sink import ServiceSink
 from lockgate.engine.simulation.recorder import Recorder
 from lockgate.engine.simulation.report import SimulationReport
 from lockgate.engine.simulation.series import ReportHeader, build_report
-from lockgate.engine.simulation.service_sink import ServiceSink
 
 __all__ = ["Backend", "Simulation"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from lockgate.engine.simulation.model import Model, ModelContext
+from lockgate.engine.simulation.models.model import Model, ModelContext
 
 __all__ = ["CpuCost"]
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import anyio
 
-from lockgate.engine.simulation.distributions import Distribution
-from lockgate.engine.simulation.model import Model, ModelContext
+from lockgate.engine.simulation.models.distributions import Distribution
+from lockgate.engine.simulation.models.model import Model, ModelContext
 
 __all__ = ["Service"]
 

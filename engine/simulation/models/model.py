@@ -9,8 +9,8 @@ from typing import Protocol
 
 import anyio
 
-from lockgate.engine.simulation.arrival import Arrival
 from lockgate.engine.simulation.clock import VirtualClock
+from lockgate.engine.simulation.models.arrival import Arrival
 
 __all__ = ["CommitListener", "Model", "ModelContext"]
 

@@ -8,10 +8,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from lockgate.engine.io.sources import Source, SourceContext, SourceReader, SourceSplit
-from lockgate.engine.simulation.arrival import Arrival
-from lockgate.engine.simulation.arrivals import ArrivalProcess
-from lockgate.engine.simulation.keys import KeyDistribution
-from lockgate.engine.simulation.model import Model
+from lockgate.engine.simulation.models.arrival import Arrival
+from lockgate.engine.simulation.models.arrivals import ArrivalProcess
+from lockgate.engine.simulation.models.keys import KeyDistribution
+from lockgate.engine.simulation.models.model import Model
 from lockgate.engine.time.clock import Clock
 
 __all__ = ["ArrivalSource"]

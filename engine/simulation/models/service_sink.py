@@ -7,9 +7,9 @@ import random
 from typing import Any
 
 from lockgate.engine.io.sinks import Sink, SinkContext, SinkWriter
-from lockgate.engine.simulation.arrival import Arrival
-from lockgate.engine.simulation.distributions import Distribution
-from lockgate.engine.simulation.model import CommitListener, Model
+from lockgate.engine.simulation.models.arrival import Arrival
+from lockgate.engine.simulation.models.distributions import Distribution
+from lockgate.engine.simulation.models.model import CommitListener, Model
 from lockgate.engine.time.clock import Clock
 
 __all__ = ["ServiceSink"]
