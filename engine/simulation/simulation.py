@@ -113,7 +113,9 @@ class Simulation:
         seed_scheduler(self.seed)
         report = trio.run(simulate, clock=clock)
         if deadlocks or report is None:
-            raise SimulationDeadlock(deadlocks[0] if deadlocks else "the simulation was cancelled")
+            raise SimulationDeadlock(
+                deadlocks[0] if deadlocks else "the simulation on trio was cancelled before its end"
+            )
         return report
 
     async def _simulate(self, job_name: str, clock: VirtualClock) -> SimulationReport:
