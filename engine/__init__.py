@@ -7,10 +7,11 @@ stream with ``sink_to``, then ``await env.execute(name)`` or ``async with env.st
 from lockgate.engine.api.broadcast import BroadcastConnectedStream, BroadcastStream
 from lockgate.engine.api.client import JobClient, JobResult
 from lockgate.engine.api.connected import ConnectedStreams
+from lockgate.engine.api.data_stream_sink import DataStreamSink
 from lockgate.engine.api.environment import StreamEnvironment
 from lockgate.engine.api.job_status import JobStatus
 from lockgate.engine.api.run import run
-from lockgate.engine.api.stream import DataStream, DataStreamSink, KeyedStream
+from lockgate.engine.api.stream import DataStream, KeyedStream
 from lockgate.engine.api.windowed import WindowedStream
 from lockgate.engine.checkpointing.completed import CompletedCheckpoint
 from lockgate.engine.checkpointing.config import CheckpointConfig, CheckpointingMode

@@ -33,7 +33,10 @@ EngineError
 │                              operator without keyed state, or a job that is not running
 ├── AsyncioRequired            a connector or storage whose client library runs on asyncio
 │                              only was started on another event loop (trio); not retried
-└── BarrierProtocolError       a channel broke the barrier protocol (also a ``ValueError``)
+├── BarrierProtocolError       a channel broke the barrier protocol (also a ``ValueError``)
+└── SimulationError            a simulation cannot go on
+    └── SimulationDeadlock     nothing can run, no timer is set and no thread works; names
+                               the waiting tasks
 ```
 """
 
@@ -58,6 +61,8 @@ __all__ = [
     "RestoreError",
     "SavepointEncodingError",
     "SavepointFormatError",
+    "SimulationDeadlock",
+    "SimulationError",
     "SourceError",
     "StateEncodingError",
     "UnsupportedCheckpointStorage",
@@ -245,4 +250,17 @@ class BarrierProtocolError(EngineError, ValueError):
     Raised for a second barrier of the same checkpoint on one channel, anything after a
     channel's end of input, and channel numbers out of range. The aligner's state is left
     as it was before the offending call.
+    """
+
+
+class SimulationError(EngineError):
+    """A simulation on virtual time cannot go on; the message says why and what to do."""
+
+
+class SimulationDeadlock(SimulationError):
+    """Nothing can run, no timer is set and no thread works: virtual time cannot move on.
+
+    The message gives the virtual time and names every waiting task with the line it waits
+    at, so the wait nothing will ever end (a model that never returns, an event nobody
+    sets) can be found.
     """

@@ -7,13 +7,19 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 from lockgate.engine.api.broadcast import BroadcastConnectedStream, BroadcastStream
 from lockgate.engine.api.connected import ConnectedStreams
+from lockgate.engine.api.data_stream_sink import DataStreamSink
 from lockgate.engine.api.windowed import WindowedStream
 from lockgate.engine.errors import GraphError
 from lockgate.engine.functions.async_io import AsyncMapSpec, AsyncRetry, FailurePolicy
 from lockgate.engine.functions.side_outputs import OutputTag
 from lockgate.engine.functions.two_inputs import PerInput, SecondInput
 from lockgate.engine.graph.builder import GraphBuilder, Producer
-from lockgate.engine.graph.job_graph import OperatorKind, OperatorNode, Partitioning
+from lockgate.engine.graph.job_graph import (
+    ChainingStrategy,
+    OperatorKind,
+    OperatorNode,
+    Partitioning,
+)
 from lockgate.engine.state.descriptors import MapStateDescriptor
 from lockgate.engine.windows.assigners import GlobalWindows
 from lockgate.engine.windows.triggers import CountTrigger, PurgingTrigger
@@ -25,7 +31,7 @@ if TYPE_CHECKING:
     from lockgate.engine.time.watermarks import WatermarkStrategy
     from lockgate.engine.windows.assigners import WindowAssigner
 
-__all__ = ["DataStream", "DataStreamSink", "KeyedStream"]
+__all__ = ["DataStream", "KeyedStream"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -216,6 +222,18 @@ class DataStream(Generic[T]):
         )
         return DataStream(self._builder, (side,))
 
+    def disable_chaining(self) -> DataStream[T]:
+        """Run this stream's operator in a chain of its own, with channels on both sides."""
+        partitioned = self._partitioning is not None
+        self._builder.set_chaining(self._producers, ChainingStrategy.NEVER, partitioned=partitioned)
+        return self
+
+    def start_new_chain(self) -> DataStream[T]:
+        """Start a new chain at this stream's operator: operators after it may join it."""
+        partitioned = self._partitioning is not None
+        self._builder.set_chaining(self._producers, ChainingStrategy.HEAD, partitioned=partitioned)
+        return self
+
     def key_by(self, key_selector: Callable[[T], K]) -> KeyedStream[T, K]:
         """Partition the stream by key: equal keys reach the same subtask and state."""
         return KeyedStream(self._builder, self._producers, Partitioning.HASH, key_selector)
@@ -377,18 +395,3 @@ class KeyedStream(DataStream[T], Generic[T, K]):
     Records with equal keys reach the same subtask (key -> key group -> subtask), so the
     next operator's keyed state sees every record of a key, in the order it was sent.
     """
-
-
-class DataStreamSink:
-    """The end of a stream: the sink operator it was written to.
-
-    A job runs only the streams that reach a sink; the graph is validated when it is built.
-    """
-
-    def __init__(self, node: OperatorNode) -> None:
-        self.node = node
-
-    @property
-    def uid(self) -> str:
-        """The sink operator's uid."""
-        return self.node.uid

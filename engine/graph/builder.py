@@ -17,6 +17,7 @@ from lockgate.engine.functions.side_outputs import OutputTag
 from lockgate.engine.functions.two_inputs import SecondInput
 from lockgate.engine.graph.event_time import upstream_timestamp
 from lockgate.engine.graph.job_graph import (
+    ChainingStrategy,
     Edge,
     JobGraph,
     OperatorKind,
@@ -132,6 +133,20 @@ class GraphBuilder:
             raise GraphError(problem)
         return Producer(producers[0].node, tag)
 
+    def set_chaining(
+        self, producers: Sequence[Producer], strategy: ChainingStrategy, *, partitioned: bool
+    ) -> None:
+        """Chain the one operator whose main output ``producers`` is as ``strategy`` says.
+
+        Raises:
+            GraphError: naming the uid, when the stream is not the main, unpartitioned
+                output of one operator.
+        """
+        problem = _chaining_problem(producers, _CHAINING_METHODS[strategy], partitioned=partitioned)
+        if problem is not None:
+            raise GraphError(problem)
+        producers[0].node.chaining = strategy
+
     def upstream_timestamp(
         self, inputs: Iterable[tuple[OperatorNode, OutputTag[Any] | None]]
     ) -> Callable[[Any], float] | str:
@@ -167,3 +182,30 @@ def _side_stream_problem(
             "broadcast() or forward()"
         )
     return side_output_problem(node, tag)
+
+
+_CHAINING_METHODS = {
+    ChainingStrategy.ALWAYS: "the default chaining",
+    ChainingStrategy.HEAD: "start_new_chain()",
+    ChainingStrategy.NEVER: "disable_chaining()",
+}
+
+
+def _chaining_problem(
+    producers: Sequence[Producer], method: str, *, partitioned: bool
+) -> str | None:
+    if len(producers) != 1:
+        uids = ", ".join(f"'{p.node.uid}'" for p in producers)
+        return (
+            f"{method} needs the stream of one operator; got a union of {uids}; call it on "
+            "each stream before union()"
+        )
+    node, tag = producers[0]
+    if tag is not None or partitioned:
+        what = f"its side output {tag!r}" if tag is not None else "a partitioned stream"
+        return (
+            f"{method} of operator '{node.uid}' needs the stream the operator's method "
+            f"returned; got {what}; call {method} on it before key_by(), rebalance(), "
+            "broadcast(), forward() or side_output()"
+        )
+    return None

@@ -15,6 +15,7 @@ from lockgate.engine.time.watermarks import WatermarkStrategy
 from lockgate.engine.windows.spec import WindowSpec
 
 __all__ = [
+    "ChainingStrategy",
     "Edge",
     "JobGraph",
     "OperatorKind",
@@ -31,6 +32,19 @@ class Partitioning(enum.Enum):
     REBALANCE = "rebalance"
     BROADCAST = "broadcast"
     HASH = "hash"
+
+
+class ChainingStrategy(enum.Enum):
+    """Whether an operator joins the chain of its upstream and downstream operators (Flink's).
+
+    ``ALWAYS`` chains wherever planning allows; ``HEAD`` (``start_new_chain()``) starts a
+    chain, to which downstream operators may chain; ``NEVER`` (``disable_chaining()``) runs
+    the operator in a chain of its own, with channels on both sides.
+    """
+
+    ALWAYS = "always"
+    HEAD = "head"
+    NEVER = "never"
 
 
 class OperatorKind(enum.Enum):
@@ -93,6 +107,7 @@ class OperatorNode:
     parallelism: int
     uid_is_explicit: bool
     key_selector: Callable[[Any], Any] | None = None
+    chaining: ChainingStrategy = ChainingStrategy.ALWAYS
 
     @property
     def is_stateful(self) -> bool:

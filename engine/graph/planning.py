@@ -5,7 +5,9 @@ plain function calls) when the edge between them is the downstream operator's on
 and the upstream operator's only output, both have the same parallelism, records would
 not move between subtasks (the edge is forward, or both sides have parallelism 1), and the
 edge carries the main output: a side output edge never chains, so an operator whose side
-outputs are read ends its chain.
+outputs are read ends its chain. Neither side may have asked otherwise: the downstream
+operator's ``ChainingStrategy`` must be ``ALWAYS`` (not ``start_new_chain()`` or
+``disable_chaining()``), the upstream one's not ``NEVER`` (``disable_chaining()``).
 """
 
 from __future__ import annotations
@@ -15,7 +17,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from lockgate.engine.functions.side_outputs import OutputTag
-from lockgate.engine.graph.job_graph import Edge, JobGraph, OperatorKind, OperatorNode, Partitioning
+from lockgate.engine.graph.job_graph import (
+    ChainingStrategy,
+    Edge,
+    JobGraph,
+    OperatorKind,
+    OperatorNode,
+    Partitioning,
+)
 
 __all__ = ["ChainEdge", "ChannelSpec", "ExecutionPlan", "OperatorChain", "plan_job"]
 
@@ -194,6 +203,8 @@ def _chainable(graph: JobGraph, edge: Edge) -> bool:
         and target.kind is not OperatorKind.SOURCE
         and (edge.partitioning is Partitioning.FORWARD or source.parallelism == 1)
         and edge.tag is None
+        and source.chaining is not ChainingStrategy.NEVER
+        and target.chaining is ChainingStrategy.ALWAYS
     )
 
 

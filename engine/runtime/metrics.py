@@ -43,7 +43,8 @@ class SubtaskMetrics:
     """Counters of one subtask: traffic, input fill, and where its time went.
 
     ``busy_time + idle_time + backpressured_time`` is the time since the subtask started:
-    idle is waiting for input, backpressured is waiting for room in a full output channel.
+    idle is waiting for input, backpressured is waiting for room in a full output channel,
+    each up to now (a wait going on counts as far as it went).
     ``async_io`` holds the counters of each ``async_map`` operator the subtask runs, and
     ``keyed_state`` (operator uid, statistics) the keyed state backend of each operator that
     keeps keyed state: its states, entries, snapshots, and how it was restored.

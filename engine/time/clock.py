@@ -6,12 +6,13 @@ import collections
 import heapq
 import itertools
 import time
+from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
 import anyio
 import anyio.lowlevel
 
-__all__ = ["Clock", "ManualClock", "SystemClock"]
+__all__ = ["Clock", "ManualClock", "SystemClock", "wall_time_of"]
 
 
 @runtime_checkable
@@ -116,3 +117,13 @@ class ManualClock:
 
     def __repr__(self) -> str:
         return f"<ManualClock now={self._now} sleepers={len(self._sleepers)}>"
+
+
+def wall_time_of(clock: Clock) -> Callable[[], float]:
+    """The time of day on ``clock``, for the stamps on a job's events and failures.
+
+    A ``SystemClock`` gives the system's wall clock (``time.time``, seconds since the
+    epoch); any other clock, a ``ManualClock`` or a simulation's virtual clock, its own
+    ``now``, so that a job on virtual time stamps its events with virtual time.
+    """
+    return time.time if isinstance(clock, SystemClock) else clock.now

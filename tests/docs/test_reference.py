@@ -30,6 +30,7 @@ DIRECTIVE_TARGETS = {
     "lockgate.engine.state",
     "lockgate.engine.windows",
     "lockgate.engine.testing",
+    "lockgate.engine.simulation",
     "lockgate.engine.errors",
 }
 DIRECTIVE = re.compile(r"^::: (?P<target>\S+)$")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable
 
 from lockgate.engine.checkpointing.completed import CompletedCheckpoint
@@ -21,10 +20,12 @@ from lockgate.engine.runtime.job.lifecycle import (
     JobStarted,
     RestoredFromCheckpoint,
 )
+from lockgate.engine.time.clock import SystemClock, wall_time_of
 
 __all__ = ["JobEvents"]
 
 _LOG = logging.getLogger(__name__)
+_SYSTEM_WALL_CLOCK = wall_time_of(SystemClock())
 
 EventListener = Callable[[JobEvent], None]
 
@@ -37,12 +38,13 @@ class JobEvents:
     subscription buffers on its own (see ``EventSubscription``). After the job's terminal
     event nothing more is emitted, and a late ``subscribe`` gets an ended subscription.
     The job master and the checkpoint coordinator report through the named methods below,
-    which stamp the event with the job's name and the wall-clock time (``wall_clock``, by
-    default ``time.time``). Log records go to the ``lockgate.engine.runtime.job.job_events``
-    logger; the library never configures handlers.
+    which stamp the event with the job's name and the time of day: ``wall_clock``, to which
+    the job master passes ``wall_time_of`` its clock (the system's wall clock by default).
+    Log records go to the ``lockgate.engine.runtime.job.job_events`` logger; the library
+    never configures handlers.
     """
 
-    def __init__(self, job: str, *, wall_clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, job: str, *, wall_clock: Callable[[], float] = _SYSTEM_WALL_CLOCK) -> None:
         self.job = job
         self.wall_clock = wall_clock
         self._listeners: list[EventListener] = []

@@ -46,6 +46,7 @@ from lockgate.engine.runtime.metrics import JobMetrics
 from lockgate.engine.savepoints.values import ValueCodec
 from lockgate.engine.state.local_state import claimed_local_state
 from lockgate.engine.state.native_snapshot import NativeRestoreTarget
+from lockgate.engine.time.clock import wall_time_of
 
 __all__ = ["JobMaster", "JobSettings"]
 
@@ -88,7 +89,7 @@ class JobMaster:
         self.attempt_number = 0
         self.run_id = uuid.uuid4().hex[:12]
         self.failures: list[JobFailure] = []
-        self.events = JobEvents(name)
+        self.events = JobEvents(name, wall_clock=wall_time_of(options.clock))
         self.state_queries = StateQueries(name, plan, options.max_parallelism, self.events)
         restore = settings.restore
         self._next_checkpoint_id = 1 + (restore.metadata.checkpoint_id if restore else 0)
@@ -128,6 +129,7 @@ class JobMaster:
                 self._next_checkpoint_id = max(self._next_checkpoint_id, unused)
                 finished = await self._run_attempts()
         except Exception as failure:
+            self._record_failure(failure)
             self.events.failed(self.attempt_number, failure)
             raise
         else:
@@ -158,12 +160,19 @@ class JobMaster:
             ):
                 self._restore = self._own_checkpoint(latest.metadata, latest.location)
 
+    def _record_failure(self, failure: Exception) -> None:
+        # Once per failure: a run that fails before its first attempt (its storage refused
+        # it) has a failure too, and an attempt's failure that ends the job is not counted twice.
+        if not self.failures or self.failures[-1].exception is not failure:
+            now = self.events.wall_clock()
+            self.failures.append(JobFailure(self.attempt_number, now, failure))
+
     def _on_failure(
         self, failure: Exception, restart: Callable[[float], float | None]
     ) -> float | None:
         # Recorded and reported before the restart delay, so a job failing in every attempt
         # shows it from its first failure on. Only a JobError is worth another attempt.
-        self.failures.append(JobFailure(self.attempt_number, self.events.wall_clock(), failure))
+        self._record_failure(failure)
         delay = restart(self.options.clock.now()) if isinstance(failure, JobError) else None
         if delay is None or self._cancelled:
             return None

@@ -1,9 +1,10 @@
 """A job's lifecycle events and failures: what ``job.events()`` yields and ``job.failures`` holds.
 
-Every event is a frozen dataclass naming its job and the wall-clock time it happened
-(``time.time()`` seconds). Each also says how it is logged: ``level``, ``message()`` and the
-structured ``log_fields()`` a log record of it carries in ``extra``. ``JobEvents`` is the one
-place that logs them and hands them to subscribers.
+Every event is a frozen dataclass naming its job and the time of day it happened on the
+job's clock (``time.time()`` seconds on the ``SystemClock``, see ``wall_time_of``). Each
+also says how it is logged: ``level``, ``message()`` and the structured ``log_fields()`` a
+log record of it carries in ``extra``. ``JobEvents`` is the one place that logs them and
+hands them to subscribers.
 
 Log record fields (``extra=``): ``event`` (the event's class name) and ``job`` on every record;
 ``attempt`` (counted from 0) on attempt events; ``checkpoint_id`` on checkpoint and restore
@@ -51,8 +52,10 @@ _WARNED = frozenset(
 class JobFailure:
     """One failed attempt of a job: which attempt (from 0), when, and the exception.
 
-    ``time`` is wall-clock seconds (``time.time()``). ``job.failures`` lists one per failed
-    attempt, oldest first, including the failure that ended the job.
+    ``time`` is the time of day on the job's clock: wall-clock seconds since the epoch on
+    the ``SystemClock``, the clock's ``now()`` on any other (``wall_time_of``).
+    ``job.failures`` lists one per failed attempt, oldest first, including the failure that
+    ended the job.
     """
 
     attempt: int
@@ -62,7 +65,7 @@ class JobFailure:
 
 @dataclass(frozen=True, slots=True)
 class JobEvent:
-    """A step in a job's life: which job, and when (wall-clock seconds).
+    """A step in a job's life: which job, and when (the time of day on the job's clock).
 
     Every event of ``job.events()`` is one of its subclasses; the last one of a job is
     ``JobFinished``, ``JobFailed`` or ``JobCanceled`` (``is_terminal``).

@@ -27,10 +27,10 @@ class OutputGate:
     (after ``buffer_timeout`` or when the subtask runs out of input), and always before an
     event; each channel gets its items in the order they were produced. Sending waits while
     a channel is full: that wait is backpressure, and its time is counted in
-    ``backpressured_time``. With a ``waiter``, the wait may be interrupted to take an
-    unaligned snapshot: ``overtake`` then puts its barrier ahead of everything queued and
-    returns what it overtook and what was still unsent, the output channel state. Restored
-    output channel state is sent before anything new.
+    ``backpressured_time``, the wait going on now included. With a ``waiter``, the wait may
+    be interrupted to take an unaligned snapshot: ``overtake`` then puts its barrier ahead
+    of everything queued and returns what it overtook and what was still unsent, the output
+    channel state. Restored output channel state is sent before anything new.
 
     ``emit`` sends to the partitions of the main output; ``emit_with_side`` also sends side
     records to the partitions of their tags. Everything else (flushes, events, channel
@@ -51,7 +51,8 @@ class OutputGate:
         self.batch_size = batch_size
         self.clock = clock
         self.records_out = 0
-        self.backpressured_time = 0.0
+        self._backpressured = 0.0
+        self._waiting_since: float | None = None
         self.buffered_since: float | None = None
         self.ended = False
         self.waiter: SendWaiter | None = None
@@ -148,6 +149,13 @@ class OutputGate:
                 channel.close()
 
     @property
+    def backpressured_time(self) -> float:
+        """Seconds spent waiting for room in full channels, up to now."""
+        since = self._waiting_since
+        waiting = 0.0 if since is None else self.clock.now() - since
+        return self._backpressured + waiting
+
+    @property
     def buffered(self) -> int:
         """Records held in buffers and outboxes, not yet sent."""
         return sum(
@@ -179,9 +187,12 @@ class OutputGate:
         try:
             channel.send_nowait(item)
         except MailboxFull:
-            started = self.clock.now()
-            await self._send_waiting(channel, item)
-            self.backpressured_time += self.clock.now() - started
+            self._waiting_since = started = self.clock.now()
+            try:
+                await self._send_waiting(channel, item)
+            finally:
+                self._waiting_since = None
+                self._backpressured += self.clock.now() - started
 
     async def _send_waiting(self, channel: Channel[ChannelItem], item: ChannelItem) -> None:
         waiter = self.waiter

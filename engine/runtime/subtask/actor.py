@@ -107,7 +107,8 @@ class SubtaskActor(Actor[Any]):
         self.tail = tail
         self.checkpointer = checkpointer
         self.records_in = 0
-        self.idle_time = 0.0
+        self.idle_time = 0.0  # waits that ended; statistics() adds the one going on
+        self._idle_since: float | None = None
         self.finished = False
         self._started = settings.clock.now()
         self._stages = [(operator, self._scope(operator.uid)) for operator in operators]
@@ -168,8 +169,12 @@ class SubtaskActor(Actor[Any]):
                 stack.callback(_close, operator, scope)
 
     def statistics(self) -> SubtaskMetrics:
-        """Return this subtask's counters now."""
-        elapsed = self.settings.clock.now() - self._started
+        """Return this subtask's counters now; the times count the wait going on too."""
+        now = self.settings.clock.now()
+        elapsed = now - self._started
+        idle = (
+            self.idle_time if self._idle_since is None else self.idle_time + now - self._idle_since
+        )
         backpressured = self.tail.backpressured_time
         return SubtaskMetrics(
             chain=self.settings.chain.name,
@@ -181,8 +186,8 @@ class SubtaskActor(Actor[Any]):
             input_buffered=self.head.buffered,
             input_capacity=self.head.capacity,
             output_buffered=self.tail.buffered,
-            busy_time=max(0.0, elapsed - self.idle_time - backpressured),
-            idle_time=self.idle_time,
+            busy_time=max(0.0, elapsed - idle - backpressured),
+            idle_time=idle,
             backpressured_time=backpressured,
             async_io=tuple(operator.statistics() for _, operator in self.pipeline.async_stages),
             keyed_state=tuple(
@@ -271,9 +276,12 @@ class SubtaskActor(Actor[Any]):
             self._rung_while_sending = False
             return
         clock = self.settings.clock
-        started = clock.now()
-        await wait_doorbell(self.context.doorbell, clock, deadline=self._wake_at())
-        self.idle_time += clock.now() - started
+        self._idle_since = started = clock.now()
+        try:
+            await wait_doorbell(self.context.doorbell, clock, deadline=self._wake_at())
+        finally:
+            self._idle_since = None
+            self.idle_time += clock.now() - started
 
     def _wake_at(self) -> float | None:
         # Nothing rings when an alignment times out or a processing-time timer is due.

@@ -112,6 +112,22 @@ async def test_failures_lists_every_failed_attempt_in_order_with_its_wall_clock_
     assert job.status is JobStatus.FAILED
 
 
+async def test_a_job_on_a_manual_clock_stamps_its_failures_and_events_with_the_clocks_time() -> (
+    None
+):
+    env = failing_job(ManualClock(start=1_000.0))
+    env.set_restart_strategy(RestartStrategy.fixed_delay(attempts=1, delay=0.0))
+
+    with anyio.fail_after(10):
+        async with env.start("broken") as job:
+            events = job.events()
+            with pytest.raises(OperatorError):
+                await job.wait()
+
+    assert [f.time for f in job.failures] == [1_000.0, 1_000.0]
+    assert {event.time async for event in events} == {1_000.0}
+
+
 async def test_a_job_that_gives_up_ends_its_events_with_job_failed() -> None:
     env = failing_job()
     env.set_restart_strategy(RestartStrategy.fixed_delay(attempts=1, delay=0.0))

@@ -8,7 +8,7 @@ from lockgate.engine.errors import GraphError
 from lockgate.engine.functions.side_outputs import OutputTag
 from lockgate.engine.functions.two_inputs import SecondInput
 from lockgate.engine.graph.builder import GraphBuilder, Producer
-from lockgate.engine.graph.job_graph import OperatorKind, Partitioning
+from lockgate.engine.graph.job_graph import ChainingStrategy, OperatorKind, Partitioning
 
 LATE = OutputTag[int]("late")
 
@@ -97,3 +97,31 @@ def test_a_side_output_needs_an_output_tag() -> None:
 
     with pytest.raises(GraphError, match="needs an OutputTag"):
         graph.side_producer([Producer(source)], "late", partitioned=False)  # type: ignore[arg-type]
+
+
+def test_chaining_is_set_on_the_one_operator_of_a_stream() -> None:
+    graph = builder()
+    source = graph.add_operator(OperatorKind.SOURCE, object(), uid="in")
+
+    graph.set_chaining([Producer(source)], ChainingStrategy.NEVER, partitioned=False)
+
+    assert source.chaining is ChainingStrategy.NEVER
+
+
+def test_disable_chaining_on_a_union_is_refused_naming_both_operators() -> None:
+    graph = builder()
+    left = graph.add_operator(OperatorKind.SOURCE, object(), uid="left")
+    right = graph.add_operator(OperatorKind.SOURCE, object(), uid="right")
+
+    with pytest.raises(GraphError, match=r"disable_chaining\(\) needs .* 'left', 'right'"):
+        graph.set_chaining(
+            [Producer(left), Producer(right)], ChainingStrategy.NEVER, partitioned=False
+        )
+
+
+def test_start_new_chain_on_a_partitioned_stream_is_refused_naming_the_operator() -> None:
+    graph = builder()
+    source = graph.add_operator(OperatorKind.SOURCE, object(), uid="in")
+
+    with pytest.raises(GraphError, match=r"start_new_chain\(\) of operator 'in' .* before key_by"):
+        graph.set_chaining([Producer(source)], ChainingStrategy.HEAD, partitioned=True)

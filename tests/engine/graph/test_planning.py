@@ -204,3 +204,30 @@ def test_subtask_count_sums_the_parallelism_of_every_chain():
     sums.sink_to(CollectSink(), parallelism=4)
 
     assert env.plan().subtask_count == 1 + 4
+
+
+def test_disable_chaining_runs_an_operator_in_a_chain_of_its_own_at_parallelism_one():
+    env = StreamEnvironment(parallelism=1)
+    numbers(env).map(abs, uid="abs").disable_chaining().filter(bool, uid="odd").sink_to(
+        CollectSink(), uid="out"
+    )
+
+    assert chain_uids(env) == [("numbers",), ("abs",), ("odd", "out")]
+
+
+def test_start_new_chain_breaks_the_chain_before_an_operator_but_not_after_it():
+    env = StreamEnvironment(parallelism=1)
+    numbers(env).map(abs, uid="abs").start_new_chain().filter(bool, uid="odd").sink_to(
+        CollectSink(), uid="out"
+    )
+
+    assert chain_uids(env) == [("numbers",), ("abs", "odd", "out")]
+
+
+def test_a_sink_with_chaining_disabled_reads_its_own_channel():
+    env = StreamEnvironment(parallelism=1)
+    numbers(env).sink_to(CollectSink(), uid="out").disable_chaining()
+
+    plan = env.plan()
+    assert [chain.uids for chain in plan.chains] == [("numbers",), ("out",)]
+    assert [edge.partitioning for edge in plan.edges] == [Partitioning.FORWARD]

@@ -1,7 +1,10 @@
+import time
+
 import anyio
 import pytest
 
 from lockgate.engine import Clock, ManualClock, SystemClock
+from lockgate.engine.time.clock import wall_time_of
 
 
 async def sleep_then_record(clock: ManualClock, seconds: float, woken: list[float]) -> None:
@@ -162,3 +165,13 @@ def test_a_manual_clock_repr_shows_its_time_and_sleepers():
     clock = ManualClock(start=1.5)
 
     assert repr(clock) == "<ManualClock now=1.5 sleepers=0>"
+
+
+def test_the_wall_time_of_the_system_clock_is_the_time_of_day():
+    assert wall_time_of(SystemClock()) is time.time
+
+
+def test_the_wall_time_of_a_manual_clock_is_its_own_time():
+    clock = ManualClock(start=42.0)
+
+    assert wall_time_of(clock)() == 42.0

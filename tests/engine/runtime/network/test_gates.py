@@ -2,6 +2,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
+
 from lockgate.actors import Channel
 from lockgate.engine import CheckpointBarrier, EndOfInput, ManualClock
 from lockgate.engine.events import ChannelItem, item_size
@@ -131,3 +133,20 @@ def test_input_gate_does_not_read_a_channel_blocked_by_alignment() -> None:
     assert inputs.poll() == ["before"]
     assert inputs.poll() == TriggerSnapshot(CheckpointBarrier(1, 0.0))
     assert inputs.poll() == ["after"]
+
+
+async def test_backpressured_time_counts_the_wait_for_room_going_on_now() -> None:
+    clock = ManualClock()
+    out = channel(capacity=4)
+    output = OutputGate([OutputPartition(ForwardPartitioner(), [out])], batch_size=4, clock=clock)
+    await output.emit([1, 2, 3, 4])  # the channel is full now
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(output.emit, [5, 6, 7, 8])
+        await anyio.wait_all_tasks_blocked()
+        clock.advance(2.5)
+        waiting = output.backpressured_time
+        drain(out)
+
+    clock.advance(1.0)
+    assert (waiting, output.backpressured_time) == (2.5, 2.5)

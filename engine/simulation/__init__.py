@@ -1,0 +1,61 @@
+"""lockgate.engine.simulation: the real engine on virtual time, to predict backpressure.
+
+``Simulation(env, seed=..., until=..., report_every=...).run(job_name)`` runs a job of
+``env`` unchanged on a ``VirtualTimeLoop``, whose clock jumps to the next timer whenever
+every task waits, and returns a ``SimulationReport``: per subtask and per second busy,
+backpressured and idle time, traffic and channel fill; per sink in-engine latency and
+event-time lag; the bottleneck; as a table and JSON. Models stand in for the world:
+``ArrivalSource`` (arrival processes ``ConstantRate``, ``Poisson``; keys ``UniformKeys``,
+``ZipfKeys``), ``ServiceSink`` and ``Service`` (service times ``Constant``,
+``Exponential``, ``LogNormal``, with concurrency limits) and ``CpuCost``, all seeded from
+the simulation's one seed through ``ModelContext``.
+"""
+
+from lockgate.engine.simulation.bottleneck import Bottleneck
+from lockgate.engine.simulation.clock import VirtualClock
+from lockgate.engine.simulation.loop import VirtualTimeLoop
+from lockgate.engine.simulation.models.arrival import Arrival
+from lockgate.engine.simulation.models.arrival_source import ArrivalSource
+from lockgate.engine.simulation.models.arrivals import ArrivalProcess, ConstantRate, Poisson
+from lockgate.engine.simulation.models.cpu_cost import CpuCost
+from lockgate.engine.simulation.models.distributions import (
+    Constant,
+    Distribution,
+    Exponential,
+    LogNormal,
+)
+from lockgate.engine.simulation.models.keys import KeyDistribution, UniformKeys, ZipfKeys
+from lockgate.engine.simulation.models.model import Model, ModelContext
+from lockgate.engine.simulation.models.service import Service
+from lockgate.engine.simulation.models.service_sink import ServiceSink
+from lockgate.engine.simulation.report import SimulationReport
+from lockgate.engine.simulation.sections import LatencySummary, SinkReport, SubtaskReport
+from lockgate.engine.simulation.simulation import Simulation
+
+__all__ = [
+    "Arrival",
+    "ArrivalProcess",
+    "ArrivalSource",
+    "Bottleneck",
+    "Constant",
+    "ConstantRate",
+    "CpuCost",
+    "Distribution",
+    "Exponential",
+    "KeyDistribution",
+    "LatencySummary",
+    "LogNormal",
+    "Model",
+    "ModelContext",
+    "Poisson",
+    "Service",
+    "ServiceSink",
+    "Simulation",
+    "SimulationReport",
+    "SinkReport",
+    "SubtaskReport",
+    "UniformKeys",
+    "VirtualClock",
+    "VirtualTimeLoop",
+    "ZipfKeys",
+]

@@ -1,0 +1,87 @@
+"""The sections of a simulation report: one per subtask, one per sink, latency summaries.
+
+The metric names are the live metrics' (``job.metrics()``): per subtask and per second of
+virtual time, ``busy_time``, ``backpressured_time`` and ``idle_time`` in ms per second,
+``records_in`` and ``records_out`` per second, ``mailbox_fill`` (input channels) and
+``output_fill`` (the input channels it sends to); per modelled sink, records committed per
+second and the in-engine latency and event-time lag of those records.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["LatencySummary", "Series", "SinkReport", "SubtaskReport"]
+
+Series = tuple[float | None, ...]
+"""One value per interval of a report, ``None`` where there was nothing to measure."""
+
+
+@dataclass(frozen=True, slots=True)
+class LatencySummary:
+    """Durations over a whole run, in seconds; ``None`` where nothing was measured.
+
+    Count, mean and maximum are exact, the percentiles within 0.5%.
+    """
+
+    count: int
+    mean: float | None
+    p50: float | None
+    p99: float | None
+    p999: float | None
+    max: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class SubtaskReport:
+    """One subtask over the run: where its time went, its traffic, its channels' fill.
+
+    Each series has one value per interval of ``report_every`` seconds (the report's
+    ``times`` end them). The ratios are over the whole run and add up to 1.
+    ``mailbox_fill`` is ``None`` for a chain with no input channel (a source's),
+    ``output_fill`` for one with no output channel (a sink's).
+    """
+
+    subtask: str
+    chain: str
+    uids: tuple[str, ...]
+    index: int
+    parallelism: int
+    busy_ratio: float
+    backpressured_ratio: float
+    idle_ratio: float
+    records_in: int
+    records_out: int
+    busy_time_ms_per_second: Series
+    backpressured_time_ms_per_second: Series
+    idle_time_ms_per_second: Series
+    records_in_per_second: Series
+    records_out_per_second: Series
+    mailbox_fill: Series | None
+    output_fill: Series | None
+
+
+@dataclass(frozen=True, slots=True)
+class SinkReport:
+    """One modelled sink over the run: what it committed, how late, and how the lag grew.
+
+    In-engine latency runs from a record's admission by its source to its commit;
+    event-time lag from its intended arrival to its commit, so time spent waiting outside
+    a backpressured job counts (no coordinated omission). ``event_time_lag_growth`` is the
+    slope of the mean lag over the run, in seconds per second: about 0 for a job that
+    keeps up. The per-interval series are ``None`` where nothing committed.
+    """
+
+    uid: str
+    records: int
+    throughput: float
+    in_engine_latency: LatencySummary
+    event_time_lag: LatencySummary
+    event_time_lag_growth: float | None
+    records_per_second: Series
+    in_engine_latency_p50: Series
+    in_engine_latency_p99: Series
+    in_engine_latency_p999: Series
+    event_time_lag_p50: Series
+    event_time_lag_p99: Series
+    event_time_lag_p999: Series
