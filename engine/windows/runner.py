@@ -59,6 +59,7 @@ class WindowRunner(KeyedProcessFunction[Any, Any, Any]):
         self._assign = spec.assigner.assign_windows
         self._merges = spec.assigner.merges
         self._owned: set[tuple[Any, Any]] = set()
+        self.late_records_dropped = 0  # late for every window, and no late-data side output
 
     def open(self, context: RuntimeContext) -> None:
         """Declare the window state; open a process window function."""
@@ -102,9 +103,15 @@ class WindowRunner(KeyedProcessFunction[Any, Any, Any]):
             placed = True
             new = self._add(window, value, ctx) or merges
             out.extend(self._on_element(window, watermark, ctx, new=new))
-        if not placed and self.spec.late_tag is not None:
-            ctx.output(self.spec.late_tag, value)
+        if not placed:
+            self._late(value, ctx)
         return out
+
+    def _late(self, value: Any, ctx: ProcessContext[Any]) -> None:
+        if self.spec.late_tag is None:
+            self.late_records_dropped += 1
+        else:
+            ctx.output(self.spec.late_tag, value)
 
     def on_timer(self, timestamp: float, ctx: ProcessContext[Any]) -> list[Any]:
         """Fire the current key's windows that end at ``timestamp``; clear those due."""

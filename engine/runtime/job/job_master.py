@@ -43,6 +43,7 @@ from lockgate.engine.runtime.job.restart import RestartStrategy
 from lockgate.engine.runtime.job.split_discovery import discover_splits
 from lockgate.engine.runtime.job.state_queries import StateQueries
 from lockgate.engine.runtime.metrics import JobMetrics
+from lockgate.engine.runtime.metrics.view import MetricsView
 from lockgate.engine.savepoints.values import ValueCodec
 from lockgate.engine.state.local_state import claimed_local_state
 from lockgate.engine.state.native_snapshot import NativeRestoreTarget
@@ -84,6 +85,7 @@ class JobMaster:
         self.settings = settings
         self.store = CompletedCheckpointStore(settings.checkpoints.max_retained)
         self.statistics = CheckpointStatistics()
+        self.metrics_view = MetricsView(name, plan, options.clock)
         self.registry = SharedStateRegistry()
         self.files = CheckpointFiles(name, settings.storage, self.registry)
         self.attempt_number = 0
@@ -211,14 +213,11 @@ class JobMaster:
         return ticket
 
     def metrics(self) -> JobMetrics:
-        """Return every subtask's counters and the checkpoint statistics now."""
+        """Return every subtask's metrics and the checkpoint statistics now."""
         subtasks = () if self._deployment is None else self._deployment.subtasks
-        return JobMetrics(
-            self.name,
-            tuple(subtask.statistics() for subtask, _ in subtasks),
-            checkpoints=self.statistics.snapshot(),
-            attempt=self.attempt_number,
-        )
+        counters = [subtask.statistics() for subtask, _ in subtasks]
+        snapshot = self.statistics.snapshot()
+        return self.metrics_view.read(counters, snapshot, attempt=self.attempt_number)
 
     async def _run_attempt(self) -> bool:
         if not self._cancelled:  # as in Flink, the job runs from here; its subtasks restore

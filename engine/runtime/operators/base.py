@@ -72,6 +72,11 @@ class Operator:
             restore_keyed_state(self.keyed_state, restored)
             self.operator_state.restore(restored.lists, restored.unions, restored.broadcast)
 
+    @property
+    def late_records_dropped(self) -> int | None:
+        """Records dropped as late, for operators that drop them (windows); else ``None``."""
+        return None
+
     def open(self, context: RuntimeContext) -> None:
         """Prepare to process; called once before the first batch."""
         self._initialize_function_state()

@@ -73,7 +73,18 @@ class OperatorPipeline:
         self._streaming = {i for i, op in enumerate(operators) if isinstance(op, FlatMapOperator)}
         self._side = operators[-1].side_outputs if operators else None
         self._watermark = -math.inf  # the newest watermark the chain's head delivered
+        self.output_watermark = -math.inf  # the newest watermark the tail sent on
         self._mid_batch = 0
+
+    @property
+    def input_watermark(self) -> float:
+        """The newest watermark the chain's head delivered (``-inf`` before the first)."""
+        return self._watermark
+
+    @property
+    def side_output_records(self) -> dict[str, int]:
+        """Records sent to each read side output of the chain's last operator, by tag."""
+        return {} if self._side is None else dict(self._side.sent)
 
     @property
     def is_mid_batch(self) -> bool:
@@ -261,6 +272,7 @@ class OperatorPipeline:
             if passed is None:
                 return
             watermark = passed
+        self.output_watermark = watermark.timestamp
         await self.tail.emit_watermark(watermark)
 
     async def _status_from(self, index: int, status: WatermarkStatus) -> None:

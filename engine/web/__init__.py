@@ -1,0 +1,1 @@
+"""Operations over HTTP: the REST API, the dashboard, the Prometheus export (beside api/)."""
