@@ -68,5 +68,9 @@ class RateWindow:
         while len(readings) > 1 and readings[1][0] <= now - self.window:
             readings.popleft()  # the next one is a baseline too, and a more recent one
 
+    def __len__(self) -> int:
+        """How many readings the window holds now (at most ``slots + 2``)."""
+        return len(self._readings)
+
     def __repr__(self) -> str:
         return f"<RateWindow window={self.window} readings={len(self._readings)}>"

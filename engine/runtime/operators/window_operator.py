@@ -31,12 +31,12 @@ class WindowOperator(ProcessOperator):
         *,
         keyed_state: KeyedStateBackend | None = None,
     ) -> None:
-        self.runner = WindowRunner(node.function)
-        super().__init__(
-            replace(node, function=self.runner), restored, clock, keyed_state=keyed_state
-        )
+        runner = WindowRunner(node.function)
+        super().__init__(replace(node, function=runner), restored, clock, keyed_state=keyed_state)
 
     @property
     def late_records_dropped(self) -> int:
         """Records dropped as late since the operator started."""
-        return self.runner.late_records_dropped
+        runner = self.function  # the operator's own copy of the runner
+        assert isinstance(runner, WindowRunner)
+        return runner.late_records_dropped
