@@ -47,7 +47,17 @@ CONTENT_TYPE: str = CONTENT_TYPE_LATEST
 
 _TASK_LABELS = ["job", "operator", "subtask", "chain"]
 _OPERATOR_LABELS = ["job", "operator", "subtask"]
-_ASYNC_FIELDS = ("in_flight", "queued", "backlog", "calls", "retries", "timeouts", "failures")
+_ASYNC_FIELDS = (
+    "capacity",
+    "in_flight",
+    "queued",
+    "backlog",
+    "calls",
+    "completed",
+    "retries",
+    "timeouts",
+    "failures",
+)
 _LATEST_FIELDS = (
     "duration",
     "state_size",

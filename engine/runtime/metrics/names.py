@@ -136,6 +136,22 @@ METRICS: tuple[MetricName, ...] = (
         "how full the channels the subtask sends to are together (0 for a sink)",
     ),
     MetricName(
+        "input_buffered",
+        "inputQueueLength",
+        _T,
+        _G,
+        "records",
+        "records waiting in the subtask's input channels",
+    ),
+    MetricName(
+        "output_buffered",
+        "outputQueueLength",
+        _T,
+        _G,
+        "records",
+        "records held in the subtask's output buffers, not yet sent",
+    ),
+    MetricName(
         "current_input_watermark",
         "currentInputWatermark",
         _T,
@@ -167,6 +183,7 @@ METRICS: tuple[MetricName, ...] = (
         "records",
         "records sent to each read side output (label tag)",
     ),
+    MetricName("capacity", "asyncCapacity", _O, _G, "records", "an async_map queue's capacity"),
     MetricName("in_flight", "asyncInFlight", _O, _G, "calls", "async_map calls running now"),
     MetricName(
         "queued",
@@ -180,6 +197,9 @@ METRICS: tuple[MetricName, ...] = (
         "backlog", "asyncBacklog", _O, _G, "records", "records waiting outside the full queue"
     ),
     MetricName("calls", "asyncCalls", _O, _C, "calls", "async_map attempts started"),
+    MetricName(
+        "completed", "asyncCompleted", _O, _C, "records", "records whose call ended (or gave up)"
+    ),
     MetricName("retries", "asyncRetries", _O, _C, "calls", "attempts after a failed one"),
     MetricName("timeouts", "asyncTimeouts", _O, _C, "calls", "attempts the timeout cut"),
     MetricName(
