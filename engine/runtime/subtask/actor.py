@@ -112,6 +112,7 @@ class SubtaskActor(Actor[Any]):
         self.idle_since: float | None = None
         self.finished = False
         self.started = settings.clock.now()
+        self.stopped_at: float | None = None  # its time stops counting there
         self._stages = [(operator, self._scope(operator.uid)) for operator in operators]
         self.pipeline = OperatorPipeline(
             self._stages, tail, settings.clock, watermark_interval=settings.watermark_interval
@@ -157,6 +158,7 @@ class SubtaskActor(Actor[Any]):
 
     async def on_stop(self) -> None:
         """Close the tail, the head, then (even if those fail) async functions and operators."""
+        self.stopped_at = self.settings.clock.now()
         async with contextlib.AsyncExitStack() as stack:  # no async call runs any more
             stack.callback(self._close_operators)
             stack.push_async_callback(self.pipeline.close_functions)

@@ -30,13 +30,14 @@ class CountingSubtask(Protocol):
     idle_time: float
     idle_since: float | None
     started: float
+    stopped_at: float | None
     finished: bool
 
 
 def subtask_counters(actor: CountingSubtask) -> SubtaskCounters:
-    """``actor``'s counters now; its idle time counts the wait going on too."""
+    """``actor``'s counters now, or as it stopped; its idle time counts the wait going on too."""
     settings, head, tail, pipeline = actor.settings, actor.head, actor.tail, actor.pipeline
-    now = settings.clock.now()
+    now = settings.clock.now() if actor.stopped_at is None else actor.stopped_at
     since = actor.idle_since
     chain = settings.chain
     return SubtaskCounters(

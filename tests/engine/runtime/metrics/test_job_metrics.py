@@ -106,6 +106,22 @@ async def test_a_subtask_waiting_for_input_is_idle_1000_ms_per_second() -> None:
     assert [s.records_in_per_second for s in subtasks] == [0.0, 0.0]
 
 
+async def test_a_stopped_subtask_counts_no_more_time() -> None:
+    clock = ManualClock()
+    env = StreamEnvironment(clock=clock)
+    env.from_source(CollectionSource(range(10)), uid="numbers").sink_to(CollectSink(), uid="out")
+
+    async with env.start("stopped") as job:
+        await job.wait()
+        before = job.metrics().subtasks
+        clock.advance(60.0)
+        after = job.metrics().subtasks
+
+    assert [(s.busy_time, s.idle_time) for s in after] == [
+        (s.busy_time, s.idle_time) for s in before
+    ]
+
+
 async def test_watermarks_in_and_out_of_each_subtask_are_reported() -> None:
     topic, log = Topic(partitions=1), WatermarkLog()
     env = StreamEnvironment(batch_size=10, auto_watermark_interval=0.0)
