@@ -10,7 +10,8 @@ always on: a subtask counts records per batch and reads its clock once per wait,
 is no "collection off" to compare with; what watching adds is the reading. (b) Nanoseconds
 per duration recorded by ``LatencyHistogram`` (the DDSketch every ``async_map`` call
 records into) against appending it to a list, the cheapest possible record. Run with
-``--help`` for flags.
+``--help`` for flags. (c) What one read costs: ``job.metrics()`` and ``prometheus_text``
+timed on a running keyed sum, as a share of the 100 ms between two polls.
 """
 
 from __future__ import annotations
@@ -106,6 +107,37 @@ def measure_watching(parallelisms: list[int], events: int, repeat: int) -> None:
     print(f"  reads of job.metrics() + prometheus_text during the timed runs: {reads[0]:,}")
 
 
+def measure_one_read(parallelisms: list[int], events: int, reads: int = 200) -> None:
+    """Time ``reads`` calls of each kind of read on a keyed sum that is running."""
+    print(f"(c) one read of a running keyed sum, mean of {reads}")
+    for parallelism in parallelisms:
+        metrics, text = anyio.run(_time_reads, parallelism, events, reads)
+        share = (metrics + text) / POLL_EVERY * 100
+        print(
+            f"  parallelism={parallelism} job.metrics() {metrics * 1e6:>6.0f} µs, "
+            f"prometheus_text {text * 1e6:>6.0f} µs: {share:.2f}% of each "
+            f"{POLL_EVERY * 1000:.0f} ms"
+        )
+
+
+async def _time_reads(parallelism: int, events: int, reads: int) -> tuple[float, float]:
+    workload = keyed_sum.workload(events)
+    env = StreamEnvironment(parallelism=parallelism)
+    workload.build(env, COUNTING.create(None))
+    async with env.start(workload.title) as job:
+        await anyio.sleep(0.2)  # every subtask deployed and running
+        started = time.perf_counter()
+        for _ in range(reads):
+            job.metrics()
+        metrics = (time.perf_counter() - started) / reads
+        started = time.perf_counter()
+        for _ in range(reads):
+            prometheus_text([job])
+        text = (time.perf_counter() - started) / reads
+        job.cancel()
+    return metrics, text
+
+
 def measure_recording(durations: int, repeat: int) -> None:
     values = [0.0005 + (i % 1000) * 1e-5 for i in range(durations)]
 
@@ -151,6 +183,7 @@ def main() -> int:
         print(f"wrong result: {mismatch}", file=sys.stderr)
         return 1
     measure_recording(args.durations, args.repeat)
+    measure_one_read(args.parallelism, args.events)
     print(f"({time.perf_counter() - started:.0f} s)")
     return 0
 

@@ -14,6 +14,7 @@ from lockgate.connectors import CollectionSource, CollectSink
 from lockgate.engine import (
     Clock,
     JobClient,
+    OutputTag,
     Sink,
     SinkContext,
     SinkWriter,
@@ -22,6 +23,9 @@ from lockgate.engine import (
 from lockgate.engine.simulation import VirtualClock
 from lockgate.engine.web.prometheus import CONTENT_TYPE, JobsCollector, prometheus_text
 from tests.engine.jobs.basic import EndlessSource
+from tests.engine.jobs.event_time import WatermarkLog, below
+from tests.engine.jobs.savepoints import Topic, TopicSource
+from tests.engine.runtime.metrics.test_job_metrics import MONOTONOUS, windowed_job
 from tests.engine.simulation.virtual import run_virtual
 
 
@@ -164,3 +168,42 @@ async def test_the_collector_reads_its_jobs_anew_at_each_scrape() -> None:
 def test_the_content_type_is_that_of_the_text_prometheus_client_writes() -> None:
     assert CONTENT_TYPE == CONTENT_TYPE_LATEST
     assert CONTENT_TYPE.startswith("text/plain; version=")
+
+
+async def test_late_records_and_side_outputs_are_counted_per_operator() -> None:
+    async with windowed_job(late=OutputTag("late")).start("late") as job:
+        await job.wait()
+
+    families = parsed(prometheus_text([job]))
+
+    side = "lockgate_operator_numSideOutputRecords_total"
+    assert value(families, side, operator="w", subtask="0", tag="late") == 2.0
+    assert value(families, "lockgate_operator_numLateRecordsDropped_total", operator="w") == 0.0
+
+
+async def test_late_records_dropped_are_counted_per_window_operator() -> None:
+    async with windowed_job(late=None).start("dropped") as job:
+        await job.wait()
+
+    families = parsed(prometheus_text([job]))
+
+    assert value(families, "lockgate_operator_numLateRecordsDropped_total", operator="w") == 2.0
+
+
+async def test_a_watermark_is_a_gauge_of_event_time_once_the_first_one_came() -> None:
+    topic, log = Topic(partitions=1), WatermarkLog()
+    env = StreamEnvironment(batch_size=10, auto_watermark_interval=0.0)
+    env.from_source(TopicSource(topic), uid="topic", watermark_strategy=MONOTONOUS).sink_to(
+        log, uid="log"
+    ).disable_chaining()
+
+    async with env.start("watermarks") as job:
+        before = parsed(prometheus_text([job]))
+        topic.append(range(10), partition_of=lambda _: 0)
+        await log.wait_for_watermark(below(9))
+        families = parsed(prometheus_text([job]))
+        job.cancel()
+
+    assert "lockgate_task_currentOutputWatermark" not in before
+    assert value(families, "lockgate_task_currentOutputWatermark", operator="topic") == below(9)
+    assert value(families, "lockgate_task_currentInputWatermark", operator="log") == below(9)
