@@ -35,6 +35,7 @@ import org.apache.flink.streaming.api.windowing.evictors.DeltaEvictor;
 import org.apache.flink.streaming.api.windowing.evictors.Evictor;
 import org.apache.flink.streaming.api.windowing.evictors.TimeEvictor;
 import org.apache.flink.streaming.api.windowing.triggers.CountTrigger;
+import org.apache.flink.streaming.api.windowing.triggers.EventTimeTrigger;
 import org.apache.flink.streaming.api.windowing.triggers.PurgingTrigger;
 import org.apache.flink.streaming.api.windowing.triggers.Trigger;
 import org.apache.flink.util.OutputTag;
@@ -161,6 +162,9 @@ public final class FlinkReference {
         if (step.has("map")) {
             return stream.map(mapFunction(step.get("map").asText()));
         }
+        if (step.has("window")) {
+            return Windows.reduced(stream, step.get("window"));
+        }
         DataStream<Event> union = null;
         Iterator<Map.Entry<String, JsonNode>> branches = step.get("union").fields();
         while (branches.hasNext()) {
@@ -262,11 +266,15 @@ public final class FlinkReference {
         }
 
         static Trigger trigger(JsonNode t) {
-            long count = t.get("count").asLong();
+            long count = t.path("count").asLong(0);
             switch (t.get("kind").asText()) {
                 case "count":
                     CountTrigger counting = CountTrigger.of(count);
                     return t.path("purging").asBoolean(false) ? PurgingTrigger.of(counting) : counting;
+                case "event_time":
+                    return t.path("purging").asBoolean(false)
+                            ? PurgingTrigger.of(EventTimeTrigger.create())
+                            : EventTimeTrigger.create();
                 case "every_n_and_end":
                     return new Functions.EveryNAndEnd(count, t.path("purge").asBoolean(false));
                 default:
@@ -289,11 +297,25 @@ public final class FlinkReference {
             }
         }
 
+        /** A window step: its reduced events go on, stamped with their windows' max timestamps. */
+        static DataStream<Event> reduced(DataStream<Event> stream, JsonNode w) {
+            return configured(stream, w).reduce(new Functions.Sum());
+        }
+
         static void build(DataStream<Event> stream, JsonNode w) {
             if (!w.path("keyed").asBoolean(true)) {
                 buildAll(stream, w);
                 return;
             }
+            SingleOutputStreamOperator<?> out =
+                    function(configured(stream, w), w.get("function").asText());
+            probe(out, "main");
+            if (w.path("late_output").asBoolean(false)) {
+                probe(out.getSideOutput(LATE), "late");
+            }
+        }
+
+        static WindowedStream configured(DataStream<Event> stream, JsonNode w) {
             KeyedStream<Event, String> keyed = stream.keyBy(BY_KEY, Types.STRING);
             JsonNode a = w.get("assigner");
             WindowedStream windowed;
@@ -317,11 +339,7 @@ public final class FlinkReference {
             if (w.path("late_output").asBoolean(false)) {
                 windowed = windowed.sideOutputLateData(LATE);
             }
-            SingleOutputStreamOperator<?> out = function(windowed, w.get("function").asText());
-            probe(out, "main");
-            if (w.path("late_output").asBoolean(false)) {
-                probe(out.getSideOutput(LATE), "late");
-            }
+            return windowed;
         }
 
         static SingleOutputStreamOperator<?> function(WindowedStream windowed, String style) {

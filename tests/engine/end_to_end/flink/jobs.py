@@ -15,6 +15,7 @@ from lockgate.engine import (
     CountTrigger,
     DataStream,
     EventTimeSessionWindows,
+    EventTimeTrigger,
     GlobalWindows,
     OutputTag,
     PurgingTrigger,
@@ -58,7 +59,7 @@ def step_maps(step: dict[str, Any]) -> list[str]:
     """The map functions a step applies."""
     if "map" in step:
         return [step["map"]]
-    return [name for name in step["union"].values() if name is not None]
+    return [name for name in step.get("union", {}).values() if name is not None]
 
 
 def entries(log: WatermarkLog, *, timestamps: bool) -> list[list[Any]]:
@@ -89,6 +90,8 @@ def source(env: StreamEnvironment, job: dict[str, Any]) -> DataStream[Event]:
 def apply_step(stream: DataStream[Event], step: dict[str, Any]) -> DataStream[Event]:
     if "map" in step:
         return stream.map(fn.MAPS[step["map"]])
+    if "window" in step:  # its reduced events go on, stamped with their windows' max timestamps
+        return configured(stream, step["window"], explicit_time=False).reduce(fn.add_up)
     branches = []
     for tag, map_name in step["union"].items():
         branch = tagged(stream, tag)
@@ -145,9 +148,9 @@ def assigner(spec: dict[str, Any]) -> Any:
 
 
 def trigger(spec: dict[str, Any]) -> Any:
-    if spec["kind"] == "count":
-        counting = CountTrigger.of(spec["count"])
-        return PurgingTrigger.of(counting) if spec.get("purging") else counting
+    if spec["kind"] in ("count", "event_time"):
+        base = CountTrigger.of(spec["count"]) if spec["kind"] == "count" else EventTimeTrigger()
+        return PurgingTrigger.of(base) if spec.get("purging") else base
     return fn.every_n_and_end(spec["count"], purge=spec["purge"])
 
 
@@ -181,6 +184,14 @@ def build_window(
     *,
     explicit_time: bool,
 ) -> None:
+    out = window_function(configured(stream, spec, explicit_time=explicit_time), spec["function"])
+    probes.add(out, "main")
+    if spec.get("late_output"):
+        probes.add(out.side_output(LATE), "late")
+
+
+def configured(stream: DataStream[Event], spec: dict[str, Any], *, explicit_time: bool) -> Any:
+    """The windowed stream with the spec's trigger, evictor, lateness and late output."""
     windowed = windowed_stream(stream, spec, explicit_time=explicit_time)
     if "trigger" in spec:
         windowed = windowed.trigger(trigger(spec["trigger"]))
@@ -190,10 +201,7 @@ def build_window(
         windowed = windowed.allowed_lateness(spec["allowed_lateness"])
     if spec.get("late_output"):
         windowed = windowed.side_output_late_data(LATE)
-    out = window_function(windowed, spec["function"])
-    probes.add(out, "main")
-    if spec.get("late_output"):
-        probes.add(out.side_output(LATE), "late")
+    return windowed
 
 
 def window_function(windowed: Any, style: str) -> DataStream[Any]:

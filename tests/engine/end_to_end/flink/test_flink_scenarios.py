@@ -28,6 +28,7 @@ FEATURES = {  # scenario name prefix -> the lockgate feature it needs
     "co_group": "co_group().where().equal_to().window().apply()",
     "interval_join": "interval joins (interval_join().between().process())",
     "map_forgets_time": "timestamps on records",
+    "window_of_windows": "timestamps on records",
     "per_split": "per-split watermarks (and the SourceReader hooks splits.py assumes)",
 }
 
@@ -44,7 +45,7 @@ def params(*, also: str | None = None) -> list[object]:
     """Every case, a strict xfail naming what it needs (and ``also``, needed by every case)."""
     marked = []
     for case in scenarios.cases():
-        missing = needs(case) + ([also] if also else [])
+        missing = list(dict.fromkeys(needs(case) + ([also] if also else [])))
         marks = (
             [pytest.mark.xfail(strict=True, reason=f"needs {' and '.join(missing)} (issue 18)")]
             if missing
