@@ -190,16 +190,23 @@ public final class FlinkReference {
         if (job.has("window")) {
             Windows.build(stream, job.get("window"));
         } else if (job.has("timers")) {
-            long[] offsets = new long[job.get("timers").get("offsets").size()];
-            for (int i = 0; i < offsets.length; i++) {
-                offsets[i] = job.get("timers").get("offsets").get(i).asLong();
-            }
-            probe(stream.keyBy(BY_KEY, Types.STRING).process(new Functions.Timers(offsets)), "main");
+            long[] offsets = longs(job.get("timers").path("offsets"));
+            long[] followUps = longs(job.get("timers").path("follow_ups"));
+            Functions.Timers timers = new Functions.Timers(offsets, followUps);
+            probe(stream.keyBy(BY_KEY, Types.STRING).process(timers), "main");
         } else if (job.has("join")) {
             joins(stream, job.get("join"));
         } else {
             intervalJoin(stream, job.get("interval_join"));
         }
+    }
+
+    static long[] longs(JsonNode list) {
+        long[] values = new long[list.size()];
+        for (int i = 0; i < values.length; i++) {
+            values[i] = list.get(i).asLong();
+        }
+        return values;
     }
 
     static void joins(DataStream<Event> stream, JsonNode join) {

@@ -277,13 +277,15 @@ public final class Functions {
     /**
      * "timers": emits ["element", key, time, value, watermark] per record and registers an
      * event-time timer at time + offset for each offset; a timer emits ["timer", key, time,
-     * watermark].
+     * watermark] and, at an even time, sets one at time + each follow-up.
      */
     public static class Timers extends KeyedProcessFunction<String, Event, String> {
         private final long[] offsets;
+        private final long[] followUps;
 
-        Timers(long[] offsets) {
+        Timers(long[] offsets, long[] followUps) {
             this.offsets = offsets;
+            this.followUps = followUps;
         }
 
         static Long shown(long watermark) {
@@ -303,6 +305,11 @@ public final class Functions {
         public void onTimer(long time, OnTimerContext ctx, Collector<String> out) {
             long watermark = ctx.timerService().currentWatermark();
             out.collect(list("timer", ctx.getCurrentKey(), time, shown(watermark)).toString());
+            if (Math.floorMod(time, 2) == 0) {
+                for (long followUp : followUps) {
+                    ctx.timerService().registerEventTimeTimer(time + followUp);
+                }
+            }
         }
     }
 }

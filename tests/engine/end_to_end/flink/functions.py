@@ -209,11 +209,12 @@ class Timers(KeyedProcessFunction[str, Event, tuple[Any, ...]]):
     """ "timers": emits each record with the watermark, sets a timer at time + each offset.
 
     A record emits ("element", key, time, value, watermark); a timer ("timer", key, time,
-    watermark).
+    watermark) and, at an even time, sets one at time + each follow-up.
     """
 
-    def __init__(self, offsets: list[int]) -> None:
+    def __init__(self, offsets: list[int], follow_ups: list[int]) -> None:
         self.offsets = offsets
+        self.follow_ups = follow_ups
 
     def process_element(self, e: Event, ctx: ProcessContext[str]) -> Iterator[tuple[Any, ...]]:
         yield ("element", e.key, e.time, e.value, flink_time(ctx.current_watermark()))
@@ -222,6 +223,9 @@ class Timers(KeyedProcessFunction[str, Event, tuple[Any, ...]]):
 
     def on_timer(self, timestamp: float, ctx: ProcessContext[str]) -> Iterator[tuple[Any, ...]]:
         yield ("timer", ctx.get_current_key(), timestamp, flink_time(ctx.current_watermark()))
+        if timestamp % 2 == 0:
+            for follow_up in self.follow_ups:
+                ctx.timer_service().register_event_time_timer(timestamp + follow_up)
 
 
 class WithTimestamp(KeyedProcessFunction[Any, Any, tuple[float, Any]]):

@@ -127,7 +127,7 @@ def build_job(
     if "window" in job:
         build_window(stream, job["window"], probes, explicit_time=explicit_time)
     elif "timers" in job:
-        timers = fn.Timers(job["timers"]["offsets"])
+        timers = fn.Timers(job["timers"]["offsets"], job["timers"].get("follow_ups", []))
         probes.add(stream.key_by(lambda e: e.key).process(timers, uid="timers"), "main")
     elif "join" in job:
         build_join(stream, job["join"], probes)
