@@ -4,8 +4,8 @@ The scenarios (scenarios/*.json, README.md beside this file) run here in lockgat
 Flink 2.3 by scripts/flink_reference/generate.py, which stored Flink's outputs beside them.
 Watermarks advance after every record in both engines, so every record's lateness, and the
 watermark each output comes under, is the same in both. A scenario whose lockgate API is not
-on main yet is a strict xfail naming the feature: when the feature lands the test passes, the
-mark fails the suite, and must go.
+on main yet is a strict xfail naming the feature (features.py); once the feature lands it
+runs as any test, and the feature's entry must go.
 """
 
 from __future__ import annotations
@@ -15,42 +15,18 @@ import json
 import pytest
 
 from tests.engine.end_to_end.flink import scenarios
+from tests.engine.end_to_end.flink.features import FEATURES, TIMESTAMPS, Feature, missing_for
 from tests.engine.end_to_end.flink.jobs import run_in_lockgate
 from tests.engine.end_to_end.flink.scenarios import Case, comparable
 
-WINDOW_FUNCTIONS = "reduce(fn, window_function) and aggregate(agg, window_function)"
-FEATURES = {  # scenario name prefix -> the lockgate feature it needs
-    "aggregate_window_function": WINDOW_FUNCTIONS,
-    "matrix_count_window_sliding": "count_window(size, slide)",
-    "custom_trigger": "custom Triggers (TriggerResult, TriggerContext)",
-    "evictor": "evictors (CountEvictor, TimeEvictor, DeltaEvictor)",
-    "window_join": "window joins (join().where().equal_to().window().apply())",
-    "co_group": "co_group().where().equal_to().window().apply()",
-    "interval_join": "interval joins (interval_join().between().process())",
-    "map_forgets_time": "timestamps on records",
-    "window_of_windows": "timestamps on records",
-    "per_split": "per-split watermarks (and the SourceReader hooks splits.py assumes)",
-}
 
-
-def needs(case: Case) -> list[str]:
-    """The lockgate features, not on main yet, that the case's job uses."""
-    found = [feature for prefix, feature in FEATURES.items() if case.scenario.startswith(prefix)]
-    if case.variant in ("reduce+process", "aggregate+process") and WINDOW_FUNCTIONS not in found:
-        found.append(WINDOW_FUNCTIONS)
-    return found
-
-
-def params(*, also: str | None = None) -> list[object]:
-    """Every case, a strict xfail naming what it needs (and ``also``, needed by every case)."""
+def params(*, also: tuple[Feature, ...] = ()) -> list[object]:
+    """Every case, a strict xfail naming the features it needs that have not landed."""
     marked = []
     for case in scenarios.cases():
-        missing = list(dict.fromkeys(needs(case) + ([also] if also else [])))
-        marks = (
-            [pytest.mark.xfail(strict=True, reason=f"needs {' and '.join(missing)} (issue 18)")]
-            if missing
-            else []
-        )
+        missing = missing_for(case, also=also)
+        reason = f"needs {' and '.join(f.name for f in missing)} (issue 18)"
+        marks = [pytest.mark.xfail(strict=True, reason=reason)] if missing else []
         marked.append(pytest.param(case, id=case.name, marks=marks))
     return marked
 
@@ -64,7 +40,7 @@ async def test_lockgate_emits_what_flink_emits(case: Case) -> None:
     assert comparable(outputs, compare) == comparable(case.expected, compare)
 
 
-@pytest.mark.parametrize("case", params(also="timestamps on records"))
+@pytest.mark.parametrize("case", params(also=(TIMESTAMPS,)))
 async def test_outputs_carry_the_timestamps_flink_gives_them(case: Case) -> None:
     compare = case.job["compare"]
 
@@ -90,3 +66,9 @@ def test_every_fixture_was_computed_from_its_scenario_as_it_is_now() -> None:
     ]
 
     assert stale == [], "run scripts/flink_reference/generate.py for these (see README.md)"
+
+
+def test_no_scenario_waits_for_a_feature_that_landed() -> None:
+    landed = [feature.name for feature in FEATURES if feature.landed()]
+
+    assert landed == [], "remove these from features.py: their scenarios now run as tests"
