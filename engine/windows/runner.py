@@ -29,7 +29,7 @@ from lockgate.engine.state import MapStateDescriptor
 from lockgate.engine.time.event_time import event_time_of
 from lockgate.engine.windows.assigners import TimeWindow, Window, window_of
 from lockgate.engine.windows.functions import WindowContext
-from lockgate.engine.windows.lateness import cleanup_time
+from lockgate.engine.windows.lateness import cleanup_time, is_element_late
 from lockgate.engine.windows.spec import WindowFunctionKind, WindowSpec
 from lockgate.engine.windows.triggers import EventTimeTrigger, ProcessingTimeTrigger
 
@@ -103,9 +103,14 @@ class WindowRunner(KeyedProcessFunction[Any, Any, Any]):
             placed = True
             new = self._add(window, value, ctx) or merges
             out.extend(self._on_element(window, watermark, ctx, new=new))
-        if not placed:
+        if not placed and self._is_late(time, watermark):
             self._late(value, ctx)
         return out
+
+    def _is_late(self, time: float, watermark: float) -> bool:
+        # A record no window took goes aside only if it is late (Flink's isSkippedElement
+        # and isElementLate): one in a gap between sliding windows may be on time.
+        return self.event_time and is_element_late(time, self.lateness, watermark)
 
     def _late(self, value: Any, ctx: ProcessContext[Any]) -> None:
         if self.spec.late_tag is None:
