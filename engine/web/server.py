@@ -80,4 +80,11 @@ async def serve(
 
 def _bound_socket(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    return socket.create_server((host, port), family=family, reuse_port=False)
+    try:
+        return socket.create_server((host, port), family=family, reuse_port=False)
+    except OSError as error:
+        raise OSError(
+            error.errno,
+            f"the REST API cannot listen on {host}:{port}: {error.strerror}; choose another "
+            "port, or port 0 for any free one",
+        ) from error

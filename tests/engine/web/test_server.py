@@ -52,6 +52,15 @@ async def test_the_port_is_free_again_once_the_block_is_left() -> None:
         pass  # binding it again succeeds
 
 
+async def test_a_port_in_use_is_refused_naming_the_address() -> None:
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+
+        with pytest.raises(OSError, match=f"the REST API cannot listen on 127.0.0.1:{port}"):
+            async with serve(JobRegistry(), port=port):
+                pass
+
+
 async def test_a_savepoint_taken_by_post_restores_exactly_once_after_an_injected_failure(
     tmp_path: Path,
 ) -> None:
