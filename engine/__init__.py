@@ -65,7 +65,13 @@ from lockgate.engine.io.sinks import (
     TwoPhaseCommitSink,
     TwoPhaseCommitWriter,
 )
-from lockgate.engine.io.sources import Source, SourceContext, SourceReader, SourceSplit
+from lockgate.engine.io.sources import (
+    Source,
+    SourceContext,
+    SourceProgress,
+    SourceReader,
+    SourceSplit,
+)
 from lockgate.engine.restore.compatibility import RestoreReport, check_restore
 from lockgate.engine.restore.reader import OperatorContents, SnapshotContents, read_snapshot
 from lockgate.engine.runtime.job.event_subscription import EventSubscription
@@ -230,6 +236,7 @@ __all__ = [
     "SinkWriter",
     "Source",
     "SourceContext",
+    "SourceProgress",
     "SourceError",
     "StateEncodingError",
     "SourceReader",

@@ -31,6 +31,8 @@ EngineError
 ├── SourceError                a source cannot do what was asked (bad split, bad position)
 ├── QueryStateError            job.query_state() cannot answer: an unknown uid or state, an
 │                              operator without keyed state, or a job that is not running
+├── UnknownJob                 a JobRegistry (the REST API's jobs) has no job of that name
+│                              (also a ``LookupError``)
 ├── AsyncioRequired            a connector or storage whose client library runs on asyncio
 │                              only was started on another event loop (trio); not retried
 ├── BarrierProtocolError       a channel broke the barrier protocol (also a ``ValueError``)
@@ -65,6 +67,7 @@ __all__ = [
     "SimulationError",
     "SourceError",
     "StateEncodingError",
+    "UnknownJob",
     "UnsupportedCheckpointStorage",
     "UnsupportedCheckpointVersion",
 ]
@@ -206,6 +209,13 @@ class QueryStateError(EngineError):
     failed or cancelled (its state went with its subtasks). A query whose attempt ended
     before the subtask answered raises it too. A function that raised while reading the
     state (an ``AggregateFunction.get_result``) is its ``__cause__``.
+    """
+
+
+class UnknownJob(EngineError, LookupError):
+    """A ``JobRegistry`` has no job of that name; the message lists the names it has.
+
+    The REST API answers it with 404 and the same message.
     """
 
 

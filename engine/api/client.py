@@ -12,6 +12,7 @@ from lockgate.engine.checkpointing.completed import CompletedCheckpoint
 from lockgate.engine.checkpointing.requests import CheckpointRequest, StopRequest
 from lockgate.engine.checkpointing.storage import savepoint_folder_for
 from lockgate.engine.events import SnapshotKind, SnapshotOptions
+from lockgate.engine.graph.planning import ExecutionPlan
 from lockgate.engine.runtime.job.event_subscription import EventSubscription
 from lockgate.engine.runtime.job.job_master import JobMaster
 from lockgate.engine.runtime.job.lifecycle import (
@@ -62,6 +63,8 @@ class JobClient:
         self._result: JobResult | None = None
         self._error: BaseException | None = None
         self._error_raised = False
+        self._start_time: float | None = None
+        self._end_time: float | None = None
         master.events.listen(self._on_event)
 
     @property
@@ -73,6 +76,30 @@ class JobClient:
     def status(self) -> JobStatus:
         """The job's status now."""
         return self._status
+
+    @property
+    def plan(self) -> ExecutionPlan:
+        """The job's execution plan: its chains, the edges between them, their parallelism."""
+        return self._master.plan
+
+    @property
+    def clock(self) -> Clock:
+        """The clock the job reads time from (checkpoint statistics are on it)."""
+        return self._clock
+
+    @property
+    def start_time(self) -> float | None:
+        """When the first attempt started, as its ``JobStarted`` event says; ``None`` before.
+
+        The time of day on the job's clock: wall-clock seconds since the epoch on the
+        ``SystemClock`` (see ``wall_time_of``).
+        """
+        return self._start_time
+
+    @property
+    def end_time(self) -> float | None:
+        """When the job ended (its terminal event), on the same scale; ``None`` until then."""
+        return self._end_time
 
     @property
     def failures(self) -> tuple[JobFailure, ...]:
@@ -193,6 +220,10 @@ class JobClient:
             self._done.set()
 
     def _on_event(self, event: JobEvent) -> None:
+        if isinstance(event, JobStarted) and self._start_time is None:
+            self._start_time = event.time
+        if event.is_terminal:
+            self._end_time = event.time
         target = _STATUS_AFTER.get(type(event))
         if target is not None:
             self._status = self._status.advance(target)
