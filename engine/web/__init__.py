@@ -1,5 +1,8 @@
-"""Operations over HTTP: the REST API of running jobs (a registry, an ASGI app to mount,
-``serve``) and the Prometheus export (``lockgate.engine.web.prometheus``, extra ``prometheus``).
+"""Operations over HTTP: the REST API of running jobs and the Prometheus export.
+
+The REST API is a registry of jobs, an ASGI app to mount and ``serve``; the Prometheus
+export is ``lockgate.engine.web.prometheus`` (extra ``prometheus``), which ``GET /metrics``
+answers with.
 
 ``JobRegistry`` needs nothing beyond lockgate; ``rest_app``, ``serve`` and ``RestServer``
 need the extra ``web`` (``pip install 'lockgate[web]'``: Starlette and uvicorn) and are
