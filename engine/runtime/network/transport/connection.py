@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import socket
 from collections.abc import AsyncIterator, Iterable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
 from dataclasses import dataclass
 from types import TracebackType
 
 import anyio
-from anyio.abc import ByteStream, TaskGroup
+import anyio.lowlevel
+from anyio.abc import ByteStream, SocketAttribute, TaskGroup
 
 from lockgate.actors import Channel, Doorbell, single_error
 from lockgate.engine.checkpointing.channel_state import ChannelId
@@ -50,6 +52,13 @@ class ConnectionStatistics:
     receiving: tuple[ReceivingStatistics, ...]
 
 
+def _first_cause(errors: BaseExceptionGroup[BaseException]) -> BaseException:
+    # A body that fails tears down the connections around it, so the peers' ends close:
+    # ConnectionLost beside another error is its consequence, not news.
+    _, causes = errors.split(ConnectionLost)
+    return single_error(causes or errors)
+
+
 class Connection:
     """Many channels between two workers, both ways, over one byte stream.
 
@@ -84,6 +93,8 @@ class Connection:
         self._room = Doorbell()
         self._eof_sent = anyio.Event()
         self._peer_done = anyio.Event()
+        self._stopping = self._failed = False
+        self._socket: socket.socket | None = stream.extra(SocketAttribute.raw_socket, None)
         self._context: AbstractAsyncContextManager[Connection] | None = None
         self._frames_sent = self._bytes_sent = self._writes = 0
         self._frames_received = self._bytes_received = 0
@@ -164,13 +175,25 @@ class Connection:
         try:
             async with anyio.create_task_group() as group:
                 self._start(group)
-                yield self
-                await self._finish()
-                group.cancel_scope.cancel()
+                try:
+                    yield self
+                    await self._finish()
+                finally:
+                    self._stop_reading()
+                    group.cancel_scope.cancel()
         except BaseExceptionGroup as errors:
-            raise single_error(errors) from None
+            raise _first_cause(errors) from None
         finally:
             await self.aclose()
+
+    def _stop_reading(self) -> None:
+        # The reader's receive is shielded (anyio's raw-socket streams on asyncio must not
+        # have a read cancelled while the socket turns readable: the loop then resolves a
+        # cancelled future). Shutting the socket for reading ends that receive instead.
+        self._stopping = True
+        if self._socket is not None:
+            with suppress(OSError):
+                self._socket.shutdown(socket.SHUT_RD)
 
     def _start(self, group: TaskGroup) -> None:
         for end in self._receiving.values():
@@ -191,21 +214,28 @@ class Connection:
             await self._peer_done.wait()
 
     async def _read(self) -> None:
-        stream, reader = self._stream, self._reader
+        stream, reader, shielded = self._stream, self._reader, self._socket is not None
         data = b""
         while True:
             for frame in reader.feed(data):
                 self._dispatch(frame)
+            await anyio.lowlevel.checkpoint_if_cancelled()
             try:
-                data = await stream.receive(READ_SIZE)
+                with anyio.CancelScope(shield=shielded):
+                    data = await stream.receive(READ_SIZE)
             except anyio.EndOfStream:
-                self._lost("the peer closed it")
-                self._peer_done.set()
+                self._peer_closed()
                 return
             except _BROKEN as error:
-                self._lost(f"it broke: {error!r}")
+                if not self._stopping:
+                    self._lost(f"it broke: {error!r}")
                 return
             self._bytes_received += len(data)
+
+    def _peer_closed(self) -> None:
+        if not self._stopping:
+            self._lost("the peer closed it")
+        self._peer_done.set()
 
     def _dispatch(self, frame: Frame) -> None:
         self._frames_received += 1
@@ -257,8 +287,9 @@ class Connection:
 
     def _lost(self, cause: str) -> None:
         open_edges = self.open_edges()
-        if not open_edges:
-            return  # every channel has ended: the connection has nothing left to carry
+        if not open_edges or self._failed:
+            return  # nothing left to carry, or the reader or writer already said so
+        self._failed = True
         edges = ", ".join(str(edge) for edge in open_edges)
         message = (
             f"the connection '{self.name}' to worker '{self.peer}' was lost ({cause}) while "

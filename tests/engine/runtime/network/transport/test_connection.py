@@ -222,3 +222,14 @@ def refused(sending: SendingChannel, item: Any) -> bool:
     except MailboxFull:
         return True
     return False
+
+
+@pytest.mark.parametrize("scheme", ["unix", "tcp"])
+async def test_a_failure_inside_the_connections_is_raised_as_itself(scheme: str) -> None:
+    async with connection_pair(scheme) as (producer_end, consumer_end):
+        producer_end.open_sending(EDGE, capacity=4)
+        consumer_end.open_receiving(EDGE, Consumer(4).channel, on_overtaken=Overtaken())
+
+        with pytest.raises(KeyError, match="a subtask failed"):
+            async with producer_end, consumer_end:  # the peers' ends close: no news
+                raise KeyError("a subtask failed")
