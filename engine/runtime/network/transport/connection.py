@@ -94,7 +94,9 @@ class Connection:
         self._eof_sent = anyio.Event()
         self._peer_done = anyio.Event()
         self._stopping = self._failed = False
-        self._socket: socket.socket | None = stream.extra(SocketAttribute.raw_socket, None)
+        raw = stream.extra(SocketAttribute.raw_socket, None)
+        # Only a stream on a plain socket reads it itself (transports read for the others).
+        self._socket: socket.socket | None = raw if type(raw) is socket.socket else None
         self._context: AbstractAsyncContextManager[Connection] | None = None
         self._frames_sent = self._bytes_sent = self._writes = 0
         self._frames_received = self._bytes_received = 0

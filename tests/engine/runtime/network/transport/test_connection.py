@@ -233,3 +233,19 @@ async def test_a_failure_inside_the_connections_is_raised_as_itself(scheme: str)
         with pytest.raises(KeyError, match="a subtask failed"):
             async with producer_end, consumer_end:  # the peers' ends close: no news
                 raise KeyError("a subtask failed")
+
+
+@pytest.mark.parametrize("scheme", ["unix", "tcp"])
+def test_a_connection_on_uvloop_carries_its_channel_and_stops(scheme: str) -> None:
+    async def main() -> None:
+        consumer = Consumer(capacity=4)
+        async with connection_pair(scheme) as (producer_end, consumer_end):
+            sending = producer_end.open_sending(EDGE, capacity=4)
+            consumer_end.open_receiving(EDGE, consumer.channel, on_overtaken=Overtaken())
+            with anyio.fail_after(10), pytest.raises(KeyError):  # stopping with channels open
+                async with producer_end, consumer_end:
+                    await sending.send([1, 2])
+                    assert await consumer.take() == [1, 2]
+                    raise KeyError("stop")
+
+    anyio.run(main, backend="asyncio", backend_options={"use_uvloop": True})
