@@ -10,7 +10,7 @@ import pytest
 from lockgate.actors import MailboxClosed, MailboxFull
 from lockgate.engine import CheckpointBarrier, EndOfInput, ManualClock, Watermark
 from lockgate.engine.checkpointing.channel_state import ChannelId
-from lockgate.engine.errors import ConnectionLost, TransportProtocolError
+from lockgate.engine.errors import ConnectionLost, TransportError, TransportProtocolError
 from lockgate.engine.events import WatermarkStatus
 from lockgate.engine.runtime.network.output_gate import OutputGate
 from lockgate.engine.runtime.network.partitioners import ForwardPartitioner
@@ -249,3 +249,28 @@ def test_a_connection_on_uvloop_carries_its_channel_and_stops(scheme: str) -> No
                     raise KeyError("stop")
 
     anyio.run(main, backend="asyncio", backend_options={"use_uvloop": True})
+
+
+async def test_the_wait_for_credits_is_the_output_gates_backpressured_time() -> None:
+    clock, consumer = ManualClock(), Consumer(capacity=2)
+    async with connection_pair() as (producer_end, consumer_end):
+        sending = producer_end.open_sending(EDGE, capacity=2)
+        consumer_end.open_receiving(EDGE, consumer.channel, on_overtaken=Overtaken())
+        partition = OutputPartition(ForwardPartitioner(), [sending], [EDGE])
+        gate = OutputGate([partition], batch_size=2, clock=clock)
+        async with producer_end, consumer_end, anyio.create_task_group() as group:
+            group.start_soon(emit_and_end, gate, [1, 2, 3, 4])
+            await wait_until(lambda: sent(sending) == 1 and blocked(sending))
+            clock.advance(2.5)
+
+            assert gate.backpressured_time == 2.5
+            await consumer.take_to_the_end()
+
+
+async def test_a_record_that_cannot_be_pickled_is_refused_naming_the_channel() -> None:
+    async with connection_pair() as (producer_end, consumer_end):
+        sending = producer_end.open_sending(EDGE, capacity=2)
+        consumer_end.open_receiving(EDGE, Consumer(2).channel, on_overtaken=Overtaken())
+
+        with pytest.raises(TransportError, match=r"channel 'edge1\[0->0\]'.*make its records"):
+            sending.send_nowait([lambda: None])
