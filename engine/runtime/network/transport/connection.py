@@ -219,8 +219,12 @@ class Connection:
         stream, reader, shielded = self._stream, self._reader, self._socket is not None
         data = b""
         while True:
-            for frame in reader.feed(data):
-                self._dispatch(frame)
+            try:
+                for frame in reader.feed(data):
+                    self._dispatch(frame)
+            except TransportProtocolError as error:
+                self._fail_sending(str(error))  # nothing more goes out on this connection
+                raise
             await anyio.lowlevel.checkpoint_if_cancelled()
             try:
                 with anyio.CancelScope(shield=shielded):
@@ -298,9 +302,13 @@ class Connection:
             f"{edges} had not ended; the attempt fails, and its restart strategy decides "
             "whether it runs again (see the peer's log for why it went away)"
         )
+        self._fail_sending(message)
+        raise ConnectionLost(message)
+
+    def _fail_sending(self, message: str) -> None:
+        self._failed = True
         for end in self._sending.values():
             end.fail(f"channel '{end.name}' ({end.channel_id}): {message}")
-        raise ConnectionLost(message)
 
     def _unknown(self, frame: Frame) -> TransportProtocolError:
         return TransportProtocolError(

@@ -274,3 +274,20 @@ async def test_a_record_that_cannot_be_pickled_is_refused_naming_the_channel() -
 
         with pytest.raises(TransportError, match=r"channel 'edge1\[0->0\]'.*make its records"):
             sending.send_nowait([lambda: None])
+
+
+async def test_a_peer_that_breaks_the_protocol_fails_every_sending_end() -> None:
+    stray = ChannelId(9, 0, 0)
+    async with connection_pair() as (producer_end, consumer_end):
+        sending = producer_end.open_sending(EDGE, capacity=2)
+        consumer_end.open_receiving(EDGE, Consumer(2).channel, on_overtaken=Overtaken())
+        consumer_end.open_receiving(stray, Consumer(2, stray).channel, on_overtaken=Overtaken())
+        with pytest.raises(ConnectionLost):
+            async with consumer_end:
+                with pytest.raises(TransportProtocolError, match="not open here"):
+                    async with producer_end:
+                        await anyio.sleep_forever()  # until the credit for edge 9 comes
+                await anyio.sleep_forever()
+
+        with pytest.raises(ConnectionLost, match="not open here"):
+            sending.send_nowait([1])
