@@ -291,3 +291,11 @@ async def test_a_peer_that_breaks_the_protocol_fails_every_sending_end() -> None
 
         with pytest.raises(ConnectionLost, match="not open here"):
             sending.send_nowait([1])
+
+
+async def test_a_unix_listener_removes_its_socket_file_when_it_stops() -> None:
+    async with listening("unix") as listener:
+        path = anyio.Path(listener.address.path)
+        assert await path.exists()
+
+    assert not await path.exists()
