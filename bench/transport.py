@@ -19,6 +19,7 @@ import argparse
 import marshal
 import multiprocessing
 import pickle
+import shutil
 import statistics
 import sys
 import tempfile
@@ -140,6 +141,7 @@ def cross_process(scheme: str, args: argparse.Namespace) -> tuple[float, list]:
     count, ended, latencies = to_consumer.recv()
     producer.join()
     consumer.join()
+    shutil.rmtree(folder)
     if count != args.records:
         sys.exit(f"the consumer counted {count:,} records of {args.records:,}")
     return count / (ended - started), latencies
