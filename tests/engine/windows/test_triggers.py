@@ -235,3 +235,27 @@ def test_trigger_results_say_whether_they_fire_and_purge() -> None:
         "PURGE": (False, True),
         "FIRE_AND_PURGE": (True, True),
     }
+
+
+class PurgesOnNegatives(Trigger[Event, TimeWindow]):
+    """Purges the window on a negative value; fires at the window's end."""
+
+    def on_element(
+        self, element: Event, timestamp: float | None, window: TimeWindow, ctx: TriggerContext
+    ) -> TriggerResult:
+        ctx.register_event_time_timer(window.max_timestamp)
+        return TriggerResult.PURGE if element[2] < 0 else TriggerResult.CONTINUE
+
+    def on_event_time(self, time: float, window: TimeWindow, ctx: TriggerContext) -> TriggerResult:
+        return TriggerResult.FIRE if time == window.max_timestamp else TriggerResult.CONTINUE
+
+
+async def test_purge_empties_the_window_without_firing_it() -> None:
+    records = [("a", 1.0, 1), ("a", 2.0, 2), ("a", 3.0, -1), ("a", 4.0, 3), ("a", 12.0, 4)]
+
+    results = await fired(
+        records,
+        lambda keyed: keyed.window(TumblingEventTimeWindows.of(10.0)).trigger(PurgesOnNegatives()),
+    )
+
+    assert results == [("a", 0.0, 10.0, [3]), ("a", 10.0, 20.0, [4])]
