@@ -212,7 +212,8 @@ class WindowRunner(KeyedProcessFunction[Any, Any, Any]):
         trigger_context.enter(window, state_key)
         self.trigger.clear(window, trigger_context)
         trigger_context.states.remove_window(state_key)
-        self.timers.remove_window(trigger_context.key, trigger_context.of_key(), state_key)
+        key_timers = trigger_context.of_key()  # sets trigger_context.key
+        self.timers.remove_window(trigger_context.key, key_timers, state_key)
 
     def _drop_late(self, window: Window, assigned: Window) -> None:
         if self.windows is not None and window is not assigned:

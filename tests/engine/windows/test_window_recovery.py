@@ -11,10 +11,16 @@ import pytest
 
 from lockgate.connectors import CollectionSource, CollectSink
 from lockgate.engine import (
+    CountTrigger,
+    EventTimeSessionWindows,
+    OutputTag,
+    ProcessWindowFunction,
     RestartStrategy,
     StreamEnvironment,
+    TimeWindow,
     TumblingEventTimeWindows,
     WatermarkStrategy,
+    WindowContext,
 )
 from lockgate.engine.testing import AwaitCheckpoint, FailOnce
 from tests.engine.jobs.savepoints import Topic, TopicSource
@@ -119,3 +125,58 @@ async def test_a_custom_triggers_state_moves_with_its_keys_from_2_to_3_subtasks(
     expected = every_third_and_at_end(everything[:601] + rest, 1_000.0, purging=True)
     assert counted(second.results) == counted(expected)
     assert first.results and counted(first.results) <= counted(second.results)
+
+
+CLEARED = OutputTag[tuple[float, float]]("cleared")
+
+
+class ReportsClear(ProcessWindowFunction[Event, Any, str]):
+    """Emits nothing when a window fires; reports each window it is told is cleaned up."""
+
+    def process(self, key: str, context: WindowContext, elements: list[Event]) -> list[Any]:
+        return []
+
+    def clear(self, context: WindowContext) -> None:
+        window = context.window
+        assert isinstance(window, TimeWindow)
+        context.output(CLEARED, (window.start, window.end))
+
+
+def sessions_job(topic: Topic, cleared: CollectSink[Any]) -> StreamEnvironment:
+    env = StreamEnvironment(parallelism=1, batch_size=1, auto_watermark_interval=0.0)
+    late_by_100 = WatermarkStrategy.for_bounded_out_of_orderness(100.0).with_timestamp_assigner(
+        lambda event: event[1]
+    )
+    sessions = (
+        env.from_source(TopicSource(topic), uid="events")
+        .map(topic.passed, uid="passed")
+        .assign_timestamps_and_watermarks(late_by_100, uid="event-time")
+        .key_by(lambda event: event[0])
+        .window(EventTimeSessionWindows.with_gap(5.0))
+        .trigger(CountTrigger.of(10))  # its state merges; it sets no timers
+        .process(ReportsClear(), uid="sessions")
+    )
+    sessions.sink_to(CollectSink[Any](), uid="out")
+    sessions.side_output(CLEARED).sink_to(cleared, uid="cleared")
+    return env
+
+
+async def test_restored_sessions_of_two_keys_keep_their_cleanup_timers_apart(
+    tmp_path: Path,
+) -> None:
+    # After the restore, "a" merges its restored session [1, 6) right after a record of
+    # "b", before a timer of "a" was touched in the new attempt; then "b" opens a session
+    # with the bounds of a session of "a", [20, 25). Each key's timers stay its own: every
+    # session is cleaned up at the end of input, b's [20, 25) too.
+    topic, first, second = Topic(partitions=1), CollectSink[Any](), CollectSink[Any]()
+    topic.append([("a", 1.0, 1), ("a", 20.0, 2)], partition_of=lambda _: 0)
+    async with sessions_job(topic, first).start("before") as job:
+        await topic.all_read.wait()
+        savepoint = await job.stop_with_savepoint(tmp_path.as_uri())
+    after = [("a", 20.0, 3), ("b", 50.0, 4), ("a", 3.0, 5), ("b", 20.0, 6)]
+    topic.append(after, partition_of=lambda _: 0)
+    topic.close()
+
+    await sessions_job(topic, second).execute("after", restore_from=savepoint)
+
+    assert sorted(second.results) == [(1.0, 8.0), (20.0, 25.0), (20.0, 25.0), (50.0, 55.0)]
