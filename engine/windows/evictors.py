@@ -33,7 +33,8 @@ class TimestampedValue(Generic[T]):
     """A record of a window with its event time (``None`` when it has none).
 
     Records of event-time windows have the event time their window was assigned by;
-    records of processing-time and global windows have none, unless event time is set.
+    records of processing-time and global windows have none (their windows follow the
+    job's clock, or none), so a ``TimeEvictor`` leaves them alone.
     """
 
     value: T
