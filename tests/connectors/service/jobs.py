@@ -40,14 +40,26 @@ async def take(subscription: Subscription[T], count: int) -> list[T]:
     return [await anext(subscription) for _ in range(count)]
 
 
+async def wait_until_read(ingress: IngressSource[Any], accepted: int) -> None:
+    """Wait until a running job has read ``accepted`` records, and every task is idle.
+
+    Idle alone is not enough: a task waiting for a worker thread (a restore loading its
+    state) counts as blocked, on trio as on asyncio, before the job reads anything.
+    """
+    while (now := ingress.statistics()).accepted < accepted or now.unread or not now.reading:
+        await anyio.wait_all_tasks_blocked()
+    await anyio.wait_all_tasks_blocked()
+
+
 async def send_and_commit(
     job: JobClient, ingress: IngressSource[Any], record: Any, idempotency_key: str | None = None
 ) -> None:
     """Send ``record`` with ``wait_for_commit``, and take a checkpoint once the job read it."""
     send = partial(ingress.send, wait_for_commit=True, idempotency_key=idempotency_key)
+    accepted = ingress.statistics().accepted + 1
     async with anyio.create_task_group() as group:
         group.start_soon(send, record)
-        await anyio.wait_all_tasks_blocked()
+        await wait_until_read(ingress, accepted)
         await job.trigger_checkpoint()
 
 

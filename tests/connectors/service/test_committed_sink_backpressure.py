@@ -63,9 +63,3 @@ async def test_a_dropped_subscriber_does_not_hold_the_job_back():
     assert await take(dropped, 5) == list(range(5))
     with pytest.raises(SubscriberTooSlow, match="committed sink 'out'"):
         await anext(dropped)
-
-
-# On trio the ingress tests hang (a waiter is never woken): issue 14, item 5, is open for them.
-pytestmark = pytest.mark.asyncio_only(
-    reason="IngressSource and CommittedSink are not yet shown to run on trio"
-)

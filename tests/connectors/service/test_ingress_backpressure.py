@@ -123,9 +123,3 @@ async def test_a_key_function_keeps_a_keys_records_in_one_split_in_order():
 
     for key in "abcde":
         assert [n for k, n in sink.results if k == key] == list(range(20))
-
-
-# On trio the ingress tests hang (a waiter is never woken): issue 14, item 5, is open for them.
-pytestmark = pytest.mark.asyncio_only(
-    reason="IngressSource and CommittedSink are not yet shown to run on trio"
-)

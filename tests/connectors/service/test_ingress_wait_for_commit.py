@@ -112,9 +112,3 @@ async def test_send_many_waits_until_every_record_is_covered():
         job.cancel()
 
     assert sink.results == list(range(30))
-
-
-# On trio the ingress tests hang (a waiter is never woken): issue 14, item 5, is open for them.
-pytestmark = pytest.mark.asyncio_only(
-    reason="IngressSource and CommittedSink are not yet shown to run on trio"
-)
