@@ -71,10 +71,10 @@ class JobMaster:
     the restart strategy, and the next attempt restores every operator from the latest
     completed checkpoint (sources rewind to its positions, sinks recover its transactions).
     ``cancel`` stops the current attempt, or the wait for the next; ``run`` then returns
-    ``False``, also when an attempt that would restart was failing meanwhile. Every failed attempt is in
-    ``failures`` and each lifecycle step goes to ``events`` (a log record and a typed
-    event) as it happens, before any restart delay; ``state_queries`` reads keyed state
-    from the attempt that runs.
+    ``False``, also when an attempt that would restart was failing meanwhile. Every failed
+    attempt is in ``failures`` and each lifecycle step goes to ``events`` (a log record and
+    a typed event) as it happens, before any restart delay; ``state_queries`` reads keyed
+    state from the attempt that runs.
     """
 
     def __init__(
