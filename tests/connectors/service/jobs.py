@@ -10,7 +10,13 @@ import anyio
 from lockgate.connectors import CollectSink, IngressNotCommitted, IngressSource
 from lockgate.connectors.memory import CollectTransaction
 from lockgate.connectors.service import Subscription
-from lockgate.engine import JobClient, RestartStrategy, StreamEnvironment
+from lockgate.engine import (
+    CheckpointCompleted,
+    EventSubscription,
+    JobClient,
+    RestartStrategy,
+    StreamEnvironment,
+)
 
 T = TypeVar("T")
 
@@ -38,6 +44,18 @@ class HeldSink(CollectSink[T]):
 async def take(subscription: Subscription[T], count: int) -> list[T]:
     """The next ``count`` records of ``subscription``."""
     return [await anext(subscription) for _ in range(count)]
+
+
+async def completed_now(events: EventSubscription) -> list[int]:
+    """The ids of the checkpoints completed among the events ``events`` holds now.
+
+    Takes only what the subscription already buffers: a wait for more is cancelled at once.
+    """
+    taken = []
+    with anyio.move_on_after(0):
+        while True:
+            taken.append(await anext(events))
+    return [event.checkpoint_id for event in taken if isinstance(event, CheckpointCompleted)]
 
 
 async def wait_until_read(ingress: IngressSource[Any], accepted: int) -> None:
