@@ -133,10 +133,8 @@ class SubtaskActor(Actor[Any]):
         )
 
     async def on_start(self) -> None:
-        """Open the operators (and async_map's ``AsyncFunction``s), the head and the tail."""
-        for operator, scope in self._stages:
-            with scope:
-                operator.open(self._runtime_context(operator))
+        """Restore and open the operators (and ``AsyncFunction``s), then the head and the tail."""
+        await self.pipeline.open_operators(self._runtime_context)
         await self.pipeline.open_functions()
         await self.head.open(self.context.doorbell)
         await self.tail.open()
