@@ -97,7 +97,13 @@ _KEYED = (
 
 @dataclass(eq=False)
 class OperatorNode:
-    """One operator of the job: its uid, kind, user function and parallelism."""
+    """One operator of the job: its uid, kind, user function and parallelism.
+
+    ``timestamped`` says whether the records reaching it carry timestamps (Flink's
+    ``StreamRecord``): whether a watermark strategy is upstream of one of its inputs. The
+    graph sets it as edges are added; the runtime picks each operator's code path by it,
+    once, so a job without event time never handles timestamps.
+    """
 
     node_id: int
     uid: str
@@ -108,6 +114,12 @@ class OperatorNode:
     uid_is_explicit: bool
     key_selector: Callable[[Any], Any] | None = None
     chaining: ChainingStrategy = ChainingStrategy.ALWAYS
+    timestamped: bool = False
+
+    @property
+    def emits_timestamps(self) -> bool:
+        """Whether the records it emits (main and side outputs) carry timestamps."""
+        return self.timestamped or self.kind is OperatorKind.TIMESTAMPS
 
     @property
     def is_stateful(self) -> bool:
@@ -151,8 +163,21 @@ class JobGraph:
         return node
 
     def connect(self, edge: Edge) -> None:
-        """Add an edge between two operators already in the graph."""
+        """Add an edge between two operators already in the graph.
+
+        Timestamps flow with it: if ``edge.source`` emits them, its target and everything
+        downstream of it are timestamped.
+        """
         self.edges.append(edge)
+        if edge.source.emits_timestamps:
+            self._mark_timestamped(edge.target)
+
+    def _mark_timestamped(self, node: OperatorNode) -> None:
+        if node.timestamped:
+            return
+        node.timestamped = True
+        for edge in self.outputs(node):
+            self._mark_timestamped(edge.target)
 
     def inputs(self, node: OperatorNode) -> list[Edge]:
         """Edges into ``node``."""

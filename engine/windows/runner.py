@@ -4,7 +4,9 @@ Per key, keyed state maps each open window (as plain data, ``state_key``) to its
 the reduced value, the accumulator, or the list of records. Timers (keyed state too) fire
 windows at their end and clean them up once their allowed lateness has passed; a count
 trigger keeps each window's count in a second map. So checkpoints, savepoints, recovery and
-rescaling carry windows as they carry any keyed state.
+rescaling carry windows as they carry any keyed state. An event-time window reads a
+record's event time as the timestamp it carries (``ctx.timestamp()``); every result is
+emitted stamped with its window's ``max_timestamp``, as Flink's ``WindowOperator`` does.
 
 Contents a snapshot may still see are never changed in place: the first change of a
 window's accumulator or record list after a snapshot works on a copy (``_owned`` lists the
@@ -14,6 +16,7 @@ windows copied since the last snapshot), as Flink's copy-on-write state does.
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Iterable
 from typing import Any
 
@@ -26,7 +29,6 @@ from lockgate.engine.functions.process import (
 )
 from lockgate.engine.functions.timers import TimeDomain
 from lockgate.engine.state import MapStateDescriptor
-from lockgate.engine.time.event_time import event_time_of
 from lockgate.engine.windows.assigners import TimeWindow, Window, window_of
 from lockgate.engine.windows.functions import WindowContext
 from lockgate.engine.windows.lateness import cleanup_time
@@ -55,7 +57,6 @@ class WindowRunner(KeyedProcessFunction[Any, Any, Any]):
         self.count = spec.count
         self.event_time = spec.assigner.is_event_time
         self.lateness = spec.allowed_lateness
-        self._timestamp = spec.timestamp if self.event_time else None
         self._assign = spec.assigner.assign_windows
         self._merges = spec.assigner.merges
         self._owned: set[tuple[Any, Any]] = set()
@@ -79,60 +80,58 @@ class WindowRunner(KeyedProcessFunction[Any, Any, Any]):
         """A snapshot now shares every window's contents: change none of them in place."""
         self._owned.clear()
 
-    def process_element(self, value: Any, ctx: ProcessContext[Any]) -> list[Any]:
+    def process_element(self, value: Any, ctx: ProcessContext[Any]) -> None:
         """Add ``value`` to each of its windows that is not late; fire those that are due.
 
+        Results leave through ``ctx``, stamped with their window's ``max_timestamp``.
+
         Raises:
-            ValueError: naming the record, when its event time is not a finite number.
+            ValueError: naming the record, when an event-time window gets a record that
+                carries no finite timestamp.
         """
-        timestamp = self._timestamp
+        event_time = self.event_time
         time = (
-            event_time_of(timestamp, value)
-            if timestamp
+            _event_time_of(value, ctx)
+            if event_time
             else ctx.timer_service().current_processing_time()
         )
         watermark = ctx.current_watermark()
-        out: list[Any] = []
         placed = False
         merges = self._merges
         for assigned in self._assign(time):
             window = self._merged(assigned, ctx) if merges else assigned
-            if timestamp and self._cleanup_time(window) <= watermark:
+            if event_time and self._cleanup_time(window) <= watermark:
                 continue  # its cleanup passed: the window is gone
             placed = True
             new = self._add(window, value, ctx) or merges
-            out.extend(self._on_element(window, watermark, ctx, new=new))
+            self._on_element(window, watermark, ctx, new=new)
         if not placed and self.spec.late_tag is not None:
             ctx.output(self.spec.late_tag, value)
-        return out
 
-    def on_timer(self, timestamp: float, ctx: ProcessContext[Any]) -> list[Any]:
+    def on_timer(self, timestamp: float, ctx: ProcessContext[Any]) -> None:
         """Fire the current key's windows that end at ``timestamp``; clear those due."""
         fires = ctx.time_domain is _DOMAINS.get(type(self.base_trigger))
-        out: list[Any] = []
         windows = [window_of(state_key) for state_key in self.contents.keys()]  # noqa: SIM118 - MapState
         for window in windows:
             if fires and window.max_timestamp == timestamp:
-                out.extend(self._fire(window, ctx))
+                self._fire(window, ctx)
             if self._cleanup_time(window) == timestamp:
                 self._clear(window, ctx)
-        return out
 
     def _on_element(
         self, window: Window, watermark: float, ctx: ProcessContext[Any], *, new: bool
-    ) -> list[Any]:
+    ) -> None:
         # A window's timers are set when it gets its first record (they are keyed state):
         # its cleanup, and the end the time trigger fires at.
         end = window.max_timestamp
         if new and isinstance(window, TimeWindow):  # the global window is never cleaned up
             self._register(self._cleanup_time(window), ctx)
         if self.count is not None:
-            return self._count(window, self.count, ctx)
-        if self.event_time and end <= watermark:
-            return self._fire(window, ctx)  # late, within the allowed lateness: fire again
-        if new and type(self.base_trigger) in _DOMAINS:
+            self._count(window, self.count, ctx)
+        elif self.event_time and end <= watermark:
+            self._fire(window, ctx)  # late, within the allowed lateness: fire again
+        elif new and type(self.base_trigger) in _DOMAINS:
             self._register(end, ctx)
-        return []
 
     def _register(self, timestamp: float, ctx: ProcessContext[Any]) -> None:
         service = ctx.timer_service()
@@ -141,11 +140,12 @@ class WindowRunner(KeyedProcessFunction[Any, Any, Any]):
         else:
             service.register_processing_time_timer(timestamp)
 
-    def _count(self, window: Window, count: int, ctx: ProcessContext[Any]) -> list[Any]:
+    def _count(self, window: Window, count: int, ctx: ProcessContext[Any]) -> None:
         state_key = window.state_key
         seen = (self.counts.get(state_key) or 0) + 1
         self.counts.put(state_key, 0 if seen >= count else seen)
-        return self._fire(window, ctx) if seen >= count else []
+        if seen >= count:
+            self._fire(window, ctx)
 
     def _cleanup_time(self, window: Window) -> float:
         # Flink's cleanupTime: in event time, the end - 1 + lateness of its milliseconds.
@@ -186,23 +186,27 @@ class WindowRunner(KeyedProcessFunction[Any, Any, Any]):
             self.function.create_accumulator() if self.kind is WindowFunctionKind.AGGREGATE else []
         )
 
-    def _fire(self, window: Window, ctx: ProcessContext[Any]) -> list[Any]:
+    def _fire(self, window: Window, ctx: ProcessContext[Any]) -> None:
+        for result in self._results(window, ctx):
+            ctx._collect(result, window.max_timestamp)  # unchecked: a global window's is inf
+
+    def _results(self, window: Window, ctx: ProcessContext[Any]) -> Iterable[Any]:
         state_key = window.state_key
         if not self.contents.contains(state_key):
-            return []
+            return ()
         contents: Any = self.contents.get(state_key)
         if self.trigger.purges:
             self._clear(window, ctx)
         if self.kind is WindowFunctionKind.REDUCE:
-            return [contents]
+            return (contents,)
         if self.kind is WindowFunctionKind.AGGREGATE:
-            return [self.function.get_result(contents)]
+            return (self.function.get_result(contents),)
         timers = ctx.timer_service()
         context = WindowContext(window, ctx.current_watermark(), timers.current_processing_time())
         emitted: Iterable[Any] | None = self.function.process(
             ctx.get_current_key(), context, list(contents)
         )
-        return [] if emitted is None else list(emitted)
+        return () if emitted is None else emitted
 
     def _clear(self, window: Window, ctx: ProcessContext[Any]) -> None:
         state_key = window.state_key
@@ -256,3 +260,15 @@ class WindowRunner(KeyedProcessFunction[Any, Any, Any]):
 
     def __repr__(self) -> str:
         return f"<WindowRunner {self.spec.assigner!r} {self.kind.value}>"
+
+
+def _event_time_of(value: Any, ctx: ProcessContext[Any]) -> float:
+    time = ctx.timestamp()
+    if time is None or not math.isfinite(time):
+        raise ValueError(
+            f"record {value!r} carries the timestamp {time!r}, and an event-time window "
+            "needs a finite one; a record without one came from an input with no watermark "
+            "strategy (in a union or connect) or from a processing-time timer: call "
+            "assign_timestamps_and_watermarks() on that input"
+        )
+    return time

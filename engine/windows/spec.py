@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,8 +34,7 @@ class WindowFunctionKind(enum.Enum):
 class WindowSpec:
     """Everything a window operator needs; ``check`` raises the first problem as GraphError.
 
-    ``timestamp`` reads a record's event time (for event-time assigners): given to
-    ``window()``, or taken from the watermark strategy upstream.
+    Event-time assigners read the timestamp each record carries, not a field of the spec.
     """
 
     assigner: WindowAssigner
@@ -44,7 +43,6 @@ class WindowSpec:
     trigger: Trigger | None = None
     allowed_lateness: float = 0.0
     late_tag: OutputTag[Any] | None = None
-    timestamp: Callable[[Any], float] | None = None
 
     @property
     def effective_trigger(self) -> Trigger:
@@ -76,11 +74,6 @@ class WindowSpec:
         yield from self._trigger_problems()
         yield from self._lateness_problems()
         yield from self._function_problems()
-        if self.assigner.is_event_time and self.timestamp is None:
-            yield (
-                "event-time windows need each record's event time: give the source a "
-                "watermark_strategy=, or window(..., timestamp=lambda record: ...)"
-            )
 
     def _trigger_problems(self) -> Iterator[str]:
         trigger: object = self.effective_trigger

@@ -17,10 +17,12 @@ __all__ = ["TimestampsOperator"]
 
 
 class TimestampsOperator(Operator):
-    """Passes records on unchanged and generates the stream's watermarks from them.
+    """Gives each record its event time as its timestamp; generates watermarks from them.
 
-    As Flink's ``TimestampsAndWatermarksOperator``, it replaces the watermarks that reach it
-    from upstream with its own, except the final one (end of input), which it passes on;
+    Records leave as ``(timestamp, value)`` pairs (see ``stamped``); a timestamp they had
+    (the node is ``timestamped``) is replaced. As Flink's
+    ``TimestampsAndWatermarksOperator``, it replaces the watermarks that reach it from
+    upstream with its own, except the final one (end of input), which it passes on;
     upstream watermark statuses are replaced too. The subtask asks ``take_status`` and
     ``take_due`` after each batch and at each tick of its watermark timer.
     """
@@ -37,11 +39,13 @@ class TimestampsOperator(Operator):
         strategy: WatermarkStrategy = node.function
         self.generator: WatermarkGenerator = strategy.create_generator()
         self.clock: Clock = clock or SystemClock()
+        self._restamps = node.timestamped
 
     def process_batch(self, records: list[Any]) -> list[Any]:
-        """Read the records' event times; pass them on."""
-        self.generator.on_records(records, self.clock.now())
-        return records
+        """Read the records' event times; pass them on, stamped with them."""
+        values = [value for _, value in records] if self._restamps else records
+        times = self.generator.on_records(values, self.clock.now())
+        return list(zip(times, values, strict=True))
 
     def process_watermark(self, watermark: Watermark) -> tuple[list[Any], Watermark | None]:
         """Drop upstream watermarks: this operator's own replace them; pass the final one."""

@@ -14,7 +14,7 @@ from lockgate.engine.runtime.network.output_gate import OutputGate, SendWaiter
 from lockgate.engine.runtime.operators.scope import OperatorScope
 from lockgate.engine.runtime.snapshots.capture import StateCapture
 
-__all__ = ["GateTail", "SinkTail", "Tail"]
+__all__ = ["GateTail", "SinkTail", "StampedSinkTail", "Tail"]
 
 
 class Tail(Protocol):
@@ -225,3 +225,11 @@ class SinkTail:
         """Tell the writer."""
         with self.scope:
             await self.writer.notify_checkpoint_aborted(checkpoint_id)
+
+
+class StampedSinkTail(SinkTail):
+    """A sink tail for records with timestamps: the writer gets the values alone."""
+
+    async def write(self, records: list[Any]) -> None:
+        """Write a batch of values."""
+        await super().write([value for _, value in records])
