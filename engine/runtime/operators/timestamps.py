@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from operator import itemgetter
 from typing import Any
 
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot
@@ -14,6 +15,8 @@ from lockgate.engine.time.clock import Clock, SystemClock
 from lockgate.engine.time.watermarks import WatermarkGenerator, WatermarkStrategy
 
 __all__ = ["TimestampsOperator"]
+
+_value = itemgetter(1)  # of a (timestamp, value) pair
 
 
 class TimestampsOperator(Operator):
@@ -43,9 +46,9 @@ class TimestampsOperator(Operator):
 
     def process_batch(self, records: list[Any]) -> list[Any]:
         """Read the records' event times; pass them on, stamped with them."""
-        values = [value for _, value in records] if self._restamps else records
+        values = list(map(_value, records)) if self._restamps else records
         times = self.generator.on_records(values, self.clock.now())
-        return list(zip(times, values, strict=True))
+        return list(zip(times, values))  # noqa: B905 - one time per value, by construction
 
     def process_watermark(self, watermark: Watermark) -> tuple[list[Any], Watermark | None]:
         """Drop upstream watermarks: this operator's own replace them; pass the final one."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from operator import itemgetter
 from typing import Any, Protocol
 
 from lockgate.engine.checkpointing.channel_state import ChannelRecords
@@ -15,6 +16,8 @@ from lockgate.engine.runtime.operators.scope import OperatorScope
 from lockgate.engine.runtime.snapshots.capture import StateCapture
 
 __all__ = ["GateTail", "SinkTail", "StampedSinkTail", "Tail"]
+
+_value = itemgetter(1)  # of a (timestamp, value) pair
 
 
 class Tail(Protocol):
@@ -232,4 +235,4 @@ class StampedSinkTail(SinkTail):
 
     async def write(self, records: list[Any]) -> None:
         """Write a batch of values."""
-        await super().write([value for _, value in records])
+        await super().write(list(map(_value, records)))
