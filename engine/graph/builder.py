@@ -153,7 +153,7 @@ class GraphBuilder:
         it is enough that one input does (a record of another then fails where its event
         time is read, as in Flink).
         """
-        if any(producer.node.emits_timestamps for producer in producers):
+        if any(producer.node.emits_event_time for producer in producers):
             return None
         uids = ", ".join(f"'{p.node.uid}'" for p in producers)
         return (

@@ -3,8 +3,8 @@
 Keyed edges route by key group (``lockgate.engine.state.key_groups``); the others forward,
 broadcast or deal records out round-robin. On a stream with event time records travel as
 ``(timestamp, value)`` pairs: ``StampedKeyGroupPartitioner`` reads the key of the value, and
-``StampingPartitioner`` gives records of an input without event time the timestamp ``None``
-where they join a stream with it (a union, a connect).
+``StampingPartitioner`` gives records of an input without timestamps the timestamp ``None``
+where they join a stream with them (a union, a connect).
 """
 
 from __future__ import annotations
@@ -152,8 +152,9 @@ class StampedKeyGroupPartitioner(KeyGroupPartitioner):
 class StampingPartitioner(Partitioner):
     """Routes records without timestamps as ``(None, record)`` pairs, with ``inner``.
 
-    For an edge from an operator without event time into one whose records carry
-    timestamps: what reads a record's event time there fails naming the record.
+    For an edge from an operator whose records carry no timestamps (it has no event time,
+    or nothing downstream of its watermark strategy reads them) into one whose records
+    carry them: what reads a record's event time there fails naming the record.
     """
 
     def __init__(self, inner: Partitioner) -> None:

@@ -1,11 +1,12 @@
 """The event-time paths of map, filter, flat_map, reduce and aggregate: records with timestamps.
 
-Downstream of a watermark strategy every record travels as a ``(timestamp, value)`` pair
-(Flink's ``StreamRecord``): through chains as plain lists of pairs, through channels and
-channel state the same way. User functions see the value only; each operator here gives
-what it emits the timestamp of the record it came from. A job without event time never
-builds these classes (``create_operator`` picks them by ``OperatorNode.timestamped``), so
-its operators handle no timestamps at all.
+Downstream of a watermark strategy, as far as a process function or a window may read it
+(``settle_timestamps``), a record travels as a ``(timestamp, value)`` pair (Flink's
+``StreamRecord``): through chains as plain lists of pairs, through channels and channel
+state the same way. User functions see the value only; each operator here gives what it
+emits the timestamp of the record it came from. ``create_operator`` picks these classes by
+``OperatorNode.timestamped``, so a job without event time never builds them and its
+operators handle no timestamps at all.
 """
 
 from __future__ import annotations

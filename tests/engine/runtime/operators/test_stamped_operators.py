@@ -38,7 +38,7 @@ from lockgate.engine.time.clock import ManualClock
 
 def node(kind: OperatorKind, function: Any, *, timestamped: bool = True) -> OperatorNode:
     built = OperatorNode(0, "op", "op", kind, function, 1, True, key_selector=lambda r: r[0])
-    built.timestamped = timestamped
+    built.timestamped = built.emits_timestamps = timestamped
     return built
 
 
@@ -167,7 +167,19 @@ def test_a_watermark_strategy_replaces_the_timestamps_records_had() -> None:
     )
 
     restamped = opened(OperatorKind.TIMESTAMPS, strategy).process_batch([(1.0, ("a", 2))])
-    stamped = create_operator(node(OperatorKind.TIMESTAMPS, strategy, timestamped=False))
+    first = node(OperatorKind.TIMESTAMPS, strategy, timestamped=False)
+    first.emits_timestamps = True
+    stamped = create_operator(first)
 
     assert restamped == [(200.0, ("a", 2))]
     assert stamped.process_batch([("a", 3)]) == [(300.0, ("a", 3))]
+
+
+def test_a_watermark_strategy_whose_timestamps_nobody_reads_passes_records_unchanged() -> None:
+    strategy = WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(
+        lambda r: r[1] * 100.0
+    )
+    unread = create_operator(node(OperatorKind.TIMESTAMPS, strategy, timestamped=False))
+
+    assert unread.process_batch([("a", 3)]) == [("a", 3)]
+    assert unread.generator.current == math.nextafter(300.0, -math.inf)
