@@ -8,8 +8,10 @@ cleanup timer. Per timer: each window that registered it asks the trigger
 window's cleanup time (its end plus the allowed lateness) the window goes with all its
 state: contents, trigger state and timers (after the trigger's ``clear``), per-window
 state (after the window function's ``clear``). An event-time window reads a record's
-event time as the timestamp it carries (``ctx.timestamp()``); every result leaves stamped
-with its window's ``max_timestamp``, as Flink's ``WindowOperator`` emits it.
+event time as the timestamp it carries (``ctx.timestamp()``); a processing-time or global
+window places records by the job's clock, and gives its trigger and evictor the timestamp
+a record carries, if any (Flink's ``hasTimestamp``). Every result leaves stamped with its
+window's ``max_timestamp``, as Flink's ``WindowOperator`` emits it.
 
 Everything is keyed state: contents (``window-contents``), trigger state
 (``window-trigger-state/<name>``), each window's timers (``window-timers``), the live
@@ -119,7 +121,7 @@ class WindowRunner(KeyedProcessFunction[Any, Any, Any]):
             if event_time
             else ctx.timer_service().current_processing_time()
         )
-        record_time = time if event_time else None
+        record_time = time if event_time else ctx.timestamp()  # Flink's hasTimestamp
         watermark = ctx.watermark
         trigger_context = self.trigger_context
         trigger_context.ctx, trigger_context.key_timers = ctx, None  # start(ctx), inlined
