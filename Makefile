@@ -67,6 +67,7 @@ bench: install-examples
 	$(BIN)/python bench/unaligned.py
 	$(BIN)/python bench/event_time.py
 	$(BIN)/python bench/windows.py
+	$(BIN)/python bench/timestamps.py
 	$(BIN)/python bench/simulation.py
 	$(BIN)/python bench/metrics.py
 	$(BIN)/python bench/rest_polling.py

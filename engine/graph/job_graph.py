@@ -97,7 +97,16 @@ _KEYED = (
 
 @dataclass(eq=False)
 class OperatorNode:
-    """One operator of the job: its uid, kind, user function and parallelism."""
+    """One operator of the job: its uid, kind, user function and parallelism.
+
+    ``event_time`` says whether a watermark strategy is upstream of one of its inputs, so
+    that its records have event time; the graph sets it as edges are added. Planning
+    settles (``settle_timestamps``) whether the records reaching it at runtime carry their
+    timestamps as ``(timestamp, value)`` pairs (``timestamped``; Flink's ``StreamRecord``)
+    and whether those it emits do (``emits_timestamps``): only where an operator downstream
+    reads them. The runtime picks each operator's code path by them, once, so a job
+    without event time never handles a timestamp.
+    """
 
     node_id: int
     uid: str
@@ -108,6 +117,14 @@ class OperatorNode:
     uid_is_explicit: bool
     key_selector: Callable[[Any], Any] | None = None
     chaining: ChainingStrategy = ChainingStrategy.ALWAYS
+    event_time: bool = False
+    timestamped: bool = False
+    emits_timestamps: bool = False
+
+    @property
+    def emits_event_time(self) -> bool:
+        """Whether the records it emits (main and side outputs) have event time."""
+        return self.event_time or self.kind is OperatorKind.TIMESTAMPS
 
     @property
     def is_stateful(self) -> bool:
@@ -151,8 +168,21 @@ class JobGraph:
         return node
 
     def connect(self, edge: Edge) -> None:
-        """Add an edge between two operators already in the graph."""
+        """Add an edge between two operators already in the graph.
+
+        Event time flows with it: if ``edge.source`` emits records with event time, its
+        target and everything downstream of it have event time.
+        """
         self.edges.append(edge)
+        if edge.source.emits_event_time:
+            self._mark_event_time(edge.target)
+
+    def _mark_event_time(self, node: OperatorNode) -> None:
+        if node.event_time:
+            return
+        node.event_time = True
+        for edge in self.outputs(node):
+            self._mark_event_time(edge.target)
 
     def inputs(self, node: OperatorNode) -> list[Edge]:
         """Edges into ``node``."""

@@ -132,17 +132,19 @@ class WatermarkGenerator:
         self._last_record_at: float | None = None
         self.idle = False
 
-    def on_records(self, records: Sequence[Any], now: float) -> None:
-        """Take the event times of a batch of records read at ``now``.
+    def on_records(self, records: Sequence[Any], now: float) -> list[float]:
+        """Take the event times of a batch of records read at ``now``; return them, in order.
 
         Raises:
             ValueError: naming the record, for an event time that is not finite.
         """
-        newest = max(event_times_of(self._assigner, records), default=_NO_TIME)
+        times = event_times_of(self._assigner, records)
+        newest = max(times, default=_NO_TIME)
         if newest > self._newest:
             self._newest = newest
         if records:
             self._last_record_at = now
+        return times
 
     @property
     def current(self) -> float:

@@ -29,6 +29,8 @@ from lockgate.engine.runtime.network.partitioners import (
     KeyGroupPartitioner,
     Partitioner,
     RebalancePartitioner,
+    StampedKeyGroupPartitioner,
+    StampingPartitioner,
 )
 from lockgate.engine.runtime.network.partitions import OutputPartition
 from lockgate.engine.runtime.network.transport.local import local_channel
@@ -41,7 +43,7 @@ from lockgate.engine.runtime.snapshots.subtask_checkpointer import (
 )
 from lockgate.engine.runtime.subtask.actor import SubtaskActor, SubtaskSettings
 from lockgate.engine.runtime.subtask.heads import GateHead, Head, SourceHead
-from lockgate.engine.runtime.subtask.tails import GateTail, SinkTail, Tail
+from lockgate.engine.runtime.subtask.tails import GateTail, SinkTail, StampedSinkTail, Tail
 from lockgate.engine.savepoints.values import ValueCodec
 from lockgate.engine.state import (
     KeyedStateBackend,
@@ -273,7 +275,7 @@ class _SubtaskBuilder:
             scope = OperatorScope(tail.uid, index, chain.parallelism)
             with scope:
                 writer = sink.create_writer(context)
-            return SinkTail(writer, scope)
+            return (StampedSinkTail if tail.timestamped else SinkTail)(writer, scope)
         partitions = [self._partition(edge, index) for edge in self.plan.outputs(chain)]
         restored = self.attempt.state_of(tail.uid, index)
         gate = OutputGate(
@@ -299,6 +301,14 @@ class _SubtaskBuilder:
         return OutputPartition(partitioner, channels, keys, tag=edge.tag)
 
     def _partitioner(self, edge: ChainEdge, index: int, channels: int) -> Partitioner:
+        # Records are (timestamp, value) pairs where event time is on; an input without it
+        # joining a stream with it (union, connect) is given pairs here.
+        sent_stamped = edge.upstream.tail.emits_timestamps
+        stamped = sent_stamped or edge.downstream.head.timestamped
+        partitioner = self._routing(edge, index, channels, stamped=stamped)
+        return partitioner if sent_stamped or not stamped else StampingPartitioner(partitioner)
+
+    def _routing(self, edge: ChainEdge, index: int, channels: int, *, stamped: bool) -> Partitioner:
         if channels == 1:
             return ForwardPartitioner()
         if edge.partitioning is Partitioning.HASH:
@@ -310,9 +320,8 @@ class _SubtaskBuilder:
                 index,
                 edge.upstream.parallelism,
             )
-            return KeyGroupPartitioner(
-                edge.key_selector, self.options.max_parallelism, on_failure=failure
-            )
+            keyed = StampedKeyGroupPartitioner if stamped else KeyGroupPartitioner
+            return keyed(edge.key_selector, self.options.max_parallelism, on_failure=failure)
         if edge.partitioning is Partitioning.BROADCAST:
             return BroadcastPartitioner()
         return RebalancePartitioner(start=index)

@@ -16,9 +16,10 @@ from lockgate.engine.state import (
 )
 from lockgate.engine.time.clock import Clock
 
-__all__ = ["AggregateOperator", "ReduceOperator"]
+__all__ = ["MISSING", "AggregateOperator", "ReduceOperator"]
 
-_MISSING = object()
+MISSING = object()
+"""No value yet for the key: a reduce starts from its first record."""
 _REDUCED = ValueStateDescriptor[Any]("reduced")
 _AGGREGATED = "aggregated"
 
@@ -46,8 +47,8 @@ class ReduceOperator(Operator):
         append = out.append
         for record in records:
             key = key_of(record)
-            previous = table.get(key, _MISSING)
-            value = record if previous is _MISSING else fn(previous, record)
+            previous = table.get(key, MISSING)
+            value = record if previous is MISSING else fn(previous, record)
             table[key] = value
             append(value)
         return out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from operator import itemgetter
 from typing import Any
 
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot
@@ -15,12 +16,17 @@ from lockgate.engine.time.watermarks import WatermarkGenerator, WatermarkStrateg
 
 __all__ = ["TimestampsOperator"]
 
+_value = itemgetter(1)  # of a (timestamp, value) pair
+
 
 class TimestampsOperator(Operator):
-    """Passes records on unchanged and generates the stream's watermarks from them.
+    """Gives each record its event time as its timestamp; generates watermarks from them.
 
-    As Flink's ``TimestampsAndWatermarksOperator``, it replaces the watermarks that reach it
-    from upstream with its own, except the final one (end of input), which it passes on;
+    Records leave as ``(timestamp, value)`` pairs (see ``stamped``) if an operator
+    downstream reads timestamps (the node ``emits_timestamps``), else as they came; a
+    timestamp they had (the node is ``timestamped``) is replaced. As Flink's
+    ``TimestampsAndWatermarksOperator``, it replaces the watermarks that reach it from
+    upstream with its own, except the final one (end of input), which it passes on;
     upstream watermark statuses are replaced too. The subtask asks ``take_status`` and
     ``take_due`` after each batch and at each tick of its watermark timer.
     """
@@ -37,11 +43,16 @@ class TimestampsOperator(Operator):
         strategy: WatermarkStrategy = node.function
         self.generator: WatermarkGenerator = strategy.create_generator()
         self.clock: Clock = clock or SystemClock()
+        self._restamps = node.timestamped
+        self._stamps = node.emits_timestamps
 
     def process_batch(self, records: list[Any]) -> list[Any]:
-        """Read the records' event times; pass them on."""
-        self.generator.on_records(records, self.clock.now())
-        return records
+        """Read the records' event times; pass them on, stamped with them if they are read."""
+        values = list(map(_value, records)) if self._restamps else records
+        times = self.generator.on_records(values, self.clock.now())
+        if not self._stamps:
+            return values
+        return list(zip(times, values))  # noqa: B905 - one time per value, by construction
 
     def process_watermark(self, watermark: Watermark) -> tuple[list[Any], Watermark | None]:
         """Drop upstream watermarks: this operator's own replace them; pass the final one."""

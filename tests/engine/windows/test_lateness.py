@@ -29,7 +29,8 @@ from lockgate.engine import (
 )
 from lockgate.engine.functions.side_outputs import SideOutputCollector
 from lockgate.engine.graph.job_graph import OperatorKind, OperatorNode
-from lockgate.engine.runtime.operators.window_operator import WindowOperator
+from lockgate.engine.runtime.operators.base import Operator
+from lockgate.engine.runtime.operators.kinds import create_operator
 from lockgate.engine.time.clock import ManualClock
 from lockgate.engine.windows.lateness import cleanup_time, is_element_late
 from lockgate.engine.windows.spec import WindowFunctionKind, WindowSpec
@@ -50,24 +51,29 @@ def lockgate_is_late(end: int, size: int, lateness: int, newest: int, delay: int
     strategy = WatermarkStrategy.for_bounded_out_of_orderness(float(delay))
     generator = strategy.with_timestamp_assigner(lambda event: event[1]).create_generator()
     operator, late = _window_operator(size, lateness)
-    operator.process_batch([("k", float(end - size), 1)])  # opens the window
+    operator.process_batch([stamped(("k", float(end - size), 1))])  # opens the window
     generator.on_records([("k", float(newest), 0)], now=0.0)
     operator.process_watermark(Watermark(generator.current))
-    operator.process_batch([("k", float(end - 1), 2)])
+    operator.process_batch([stamped(("k", float(end - 1), 2))])
     return bool(late.drain())
 
 
-def _window_operator(size: int, lateness: int) -> tuple[WindowOperator, SideOutputCollector]:
+def stamped(event: Event) -> tuple[float, Event]:
+    """The record as it travels with event time on: its timestamp, then the event."""
+    return event[1], event
+
+
+def _window_operator(size: int, lateness: int) -> tuple[Operator, SideOutputCollector]:
     spec = WindowSpec(
         assigner=TumblingEventTimeWindows.of(float(size)),
         kind=WindowFunctionKind.REDUCE,
         function=lambda a, b: (a[0], b[1], a[2] + b[2]),
         allowed_lateness=float(lateness),
         late_tag=LATE,
-        timestamp=lambda event: event[1],
     )
     node = OperatorNode(0, "w", "w", OperatorKind.WINDOW, spec, 1, True, lambda e: e[0])
-    operator, late = WindowOperator(node, clock=ManualClock()), SideOutputCollector([LATE])
+    node.timestamped = True
+    operator, late = create_operator(node, clock=ManualClock()), SideOutputCollector([LATE])
     operator.send_side_outputs_to(late)
     operator.open(RuntimeContext("w", 0, 1, 128, ManualClock(), operator.keyed_state))
     return operator, late
@@ -119,17 +125,17 @@ def test_a_record_between_sliding_windows_goes_aside_only_when_late() -> None:
         kind=WindowFunctionKind.REDUCE,
         function=lambda a, b: a,
         late_tag=LATE,
-        timestamp=lambda event: event[1],
     )
     node = OperatorNode(0, "w", "w", OperatorKind.WINDOW, spec, 1, True, lambda e: e[0])
-    operator, late = WindowOperator(node, clock=ManualClock()), SideOutputCollector([LATE])
+    node.timestamped = True
+    operator, late = create_operator(node, clock=ManualClock()), SideOutputCollector([LATE])
     operator.send_side_outputs_to(late)
     operator.open(RuntimeContext("w", 0, 1, 128, ManualClock(), operator.keyed_state))
     operator.process_watermark(Watermark(6.0))
 
-    operator.process_batch([("k", 7.0, 1), ("k", 6.0, 2)])
+    operator.process_batch([stamped(("k", 7.0, 1)), stamped(("k", 6.0, 2))])
 
-    assert late.drain() == {LATE: [("k", 6.0, 2)]}
+    assert late.drain() == {LATE: [stamped(("k", 6.0, 2))]}
 
 
 # Ends above the lowest float: below that there is only -inf.

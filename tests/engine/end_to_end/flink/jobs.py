@@ -38,7 +38,7 @@ async def run_in_lockgate(
 ) -> dict[str, list[list[Any]]]:
     """Run a scenario's job; return each output stream as ``[watermark, timestamp, output]``.
 
-    The timestamp is ``None`` unless ``timestamps``: then each output passes a process
+    The timestamp is ``None`` unless ``timestamps``: then each output passes a keyed process
     function that reads its timestamp (``ctx.timestamp()``) on the way to its log.
     """
     env = StreamEnvironment(parallelism=1, batch_size=1, auto_watermark_interval=0.0)
@@ -46,20 +46,9 @@ async def run_in_lockgate(
     stream = source(env, job)
     for step in job.get("steps", []):
         stream = apply_step(stream, step)
-    # Until records carry timestamps, a window after maps that keep the event-time field
-    # reads it with timestamp= (today's way); after one that overwrites it, it cannot.
-    maps = [name for step in job.get("steps", []) for name in step_maps(step)]
-    explicit = bool(maps) and all(name in fn.KEEP_TIME for name in maps)
-    build_job(stream, job["job"], Probes(logs, timestamps=timestamps), explicit_time=explicit)
+    build_job(stream, job["job"], Probes(logs, timestamps=timestamps))
     await env.execute("scenario")
     return {name: entries(log, timestamps=timestamps) for name, log in logs.items()}
-
-
-def step_maps(step: dict[str, Any]) -> list[str]:
-    """The map functions a step applies."""
-    if "map" in step:
-        return [step["map"]]
-    return [name for name in step.get("union", {}).values() if name is not None]
 
 
 def entries(log: WatermarkLog, *, timestamps: bool) -> list[list[Any]]:
@@ -91,7 +80,7 @@ def apply_step(stream: DataStream[Event], step: dict[str, Any]) -> DataStream[Ev
     if "map" in step:
         return stream.map(fn.MAPS[step["map"]])
     if "window" in step:  # its reduced events go on, stamped with their windows' max timestamps
-        return configured(stream, step["window"], explicit_time=False).reduce(fn.add_up)
+        return configured(stream, step["window"]).reduce(fn.add_up)
     branches = []
     for tag, map_name in step["union"].items():
         branch = tagged(stream, tag)
@@ -104,7 +93,12 @@ def tagged(stream: DataStream[Event], tag: str) -> DataStream[Event]:
 
 
 class Probes:
-    """Ends each output stream in a log of its records and watermarks."""
+    """Ends each output stream in a log of its records and watermarks.
+
+    With ``timestamps``, a process function before the log reads each output's timestamp: on
+    one key, since ``process`` runs on a keyed stream (Flink's probe is a ``ProcessFunction``
+    on the stream as it is; at parallelism 1 the two see the same records and watermarks).
+    """
 
     def __init__(self, logs: dict[str, WatermarkLog], *, timestamps: bool) -> None:
         self.logs = logs
@@ -113,19 +107,14 @@ class Probes:
     def add(self, stream: DataStream[Any], name: str) -> None:
         self.logs[name] = WatermarkLog()
         if self.timestamps:
-            stream = stream.process(fn.WithTimestamp(), uid=f"stamp-{name}")
+            keyed = stream.key_by(lambda _: name)
+            stream = keyed.process(fn.WithTimestamp(), uid=f"stamp-{name}")
         stream.sink_to(self.logs[name], uid=f"probe-{name}")
 
 
-def build_job(
-    stream: DataStream[Event],
-    job: dict[str, Any],
-    probes: Probes,
-    *,
-    explicit_time: bool,
-) -> None:
+def build_job(stream: DataStream[Event], job: dict[str, Any], probes: Probes) -> None:
     if "window" in job:
-        build_window(stream, job["window"], probes, explicit_time=explicit_time)
+        build_window(stream, job["window"], probes)
     elif "timers" in job:
         timers = fn.Timers(job["timers"]["offsets"], job["timers"].get("follow_ups", []))
         probes.add(stream.key_by(lambda e: e.key).process(timers, uid="timers"), "main")
@@ -163,36 +152,28 @@ def evictor(spec: dict[str, Any]) -> Any:
     return feature("DeltaEvictor").of(spec["threshold"], fn.value_distance, do_evict_after=after)
 
 
-def windowed_stream(stream: DataStream[Event], spec: dict[str, Any], *, explicit_time: bool) -> Any:
+def windowed_stream(stream: DataStream[Event], spec: dict[str, Any]) -> Any:
     shape = spec["assigner"]
     if not spec.get("keyed", True):
         return stream.window_all(assigner(shape))
     keyed = stream.key_by(lambda e: e.key)
     if shape["kind"] == "count":
         if "slide" in shape:
-            return keyed.count_window(shape["size"], shape["slide"])  # type: ignore[call-arg]
+            return keyed.count_window(shape["size"], shape["slide"])
         return keyed.count_window(shape["size"])
-    if explicit_time:
-        return keyed.window(assigner(shape), timestamp=lambda e: e.time)
     return keyed.window(assigner(shape))
 
 
-def build_window(
-    stream: DataStream[Event],
-    spec: dict[str, Any],
-    probes: Probes,
-    *,
-    explicit_time: bool,
-) -> None:
-    out = window_function(configured(stream, spec, explicit_time=explicit_time), spec["function"])
+def build_window(stream: DataStream[Event], spec: dict[str, Any], probes: Probes) -> None:
+    out = window_function(configured(stream, spec), spec["function"])
     probes.add(out, "main")
     if spec.get("late_output"):
         probes.add(out.side_output(LATE), "late")
 
 
-def configured(stream: DataStream[Event], spec: dict[str, Any], *, explicit_time: bool) -> Any:
+def configured(stream: DataStream[Event], spec: dict[str, Any]) -> Any:
     """The windowed stream with the spec's trigger, evictor, lateness and late output."""
-    windowed = windowed_stream(stream, spec, explicit_time=explicit_time)
+    windowed = windowed_stream(stream, spec)
     if "trigger" in spec:
         windowed = windowed.trigger(trigger(spec["trigger"]))
     if "evictor" in spec:
