@@ -5,10 +5,12 @@
 every task waits, and returns a ``SimulationReport``: per subtask and per second busy,
 backpressured and idle time, traffic and channel fill; per sink in-engine latency and
 event-time lag; the bottleneck; as a table and JSON. Models stand in for the world:
-``ArrivalSource`` (arrival processes ``ConstantRate``, ``Poisson``; keys ``UniformKeys``,
-``ZipfKeys``), ``ServiceSink`` and ``Service`` (service times ``Constant``,
-``Exponential``, ``LogNormal``, with concurrency limits) and ``CpuCost``, all seeded from
-the simulation's one seed through ``ModelContext``.
+``ArrivalSource`` (arrival processes ``ConstantRate``, ``Poisson``, ``RateSchedule``,
+``OnOff`` bursts, the ``Replay`` of a recorded trace; keys ``UniformKeys``, ``ZipfKeys``),
+``ServiceSink`` and ``Service`` (service times ``Constant``, ``Exponential``,
+``LogNormal``, ``Empirical``; concurrency limits, rate limits, error rates and
+``Outage``s, failing with ``ServiceError``s) and ``CpuCost``, all seeded from the
+simulation's one seed through ``ModelContext``.
 """
 
 from lockgate.engine.simulation.bottleneck import Bottleneck
@@ -17,16 +19,25 @@ from lockgate.engine.simulation.loop import VirtualTimeLoop
 from lockgate.engine.simulation.models.arrival import Arrival
 from lockgate.engine.simulation.models.arrival_source import ArrivalSource
 from lockgate.engine.simulation.models.arrivals import ArrivalProcess, ConstantRate, Poisson
+from lockgate.engine.simulation.models.availability import Availability, Outage
 from lockgate.engine.simulation.models.cpu_cost import CpuCost
 from lockgate.engine.simulation.models.distributions import (
     Constant,
     Distribution,
+    Empirical,
     Exponential,
     LogNormal,
 )
 from lockgate.engine.simulation.models.keys import KeyDistribution, UniformKeys, ZipfKeys
 from lockgate.engine.simulation.models.model import Model, ModelContext
+from lockgate.engine.simulation.models.replay import Replay
+from lockgate.engine.simulation.models.schedules import OnOff, RateSchedule
 from lockgate.engine.simulation.models.service import Service
+from lockgate.engine.simulation.models.service_errors import (
+    RateLimited,
+    ServiceError,
+    ServiceUnavailable,
+)
 from lockgate.engine.simulation.models.service_sink import ServiceSink
 from lockgate.engine.simulation.report import SimulationReport
 from lockgate.engine.simulation.sections import LatencySummary, SinkReport, SubtaskReport
@@ -36,20 +47,29 @@ __all__ = [
     "Arrival",
     "ArrivalProcess",
     "ArrivalSource",
+    "Availability",
     "Bottleneck",
     "Constant",
     "ConstantRate",
     "CpuCost",
     "Distribution",
+    "Empirical",
     "Exponential",
     "KeyDistribution",
     "LatencySummary",
     "LogNormal",
     "Model",
     "ModelContext",
+    "OnOff",
+    "Outage",
     "Poisson",
+    "RateLimited",
+    "RateSchedule",
+    "Replay",
     "Service",
+    "ServiceError",
     "ServiceSink",
+    "ServiceUnavailable",
     "Simulation",
     "SimulationReport",
     "SinkReport",
