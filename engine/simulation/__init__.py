@@ -10,11 +10,16 @@ event-time lag; the bottleneck; as a table and JSON. Models stand in for the wor
 ``ServiceSink`` and ``Service`` (service times ``Constant``, ``Exponential``,
 ``LogNormal``, ``Empirical``; concurrency limits, rate limits, error rates and
 ``Outage``s, failing with ``ServiceError``s) and ``CpuCost``, all seeded from the
-simulation's one seed through ``ModelContext``.
+simulation's one seed through ``ModelContext``. Faults come at given virtual times
+(``KillAttempt``, ``FailCheckpoint``, ``SlowStorage``); the report's ``FaultReport``s
+say how long the job took to recover and to catch up.
 """
 
 from lockgate.engine.simulation.bottleneck import Bottleneck
 from lockgate.engine.simulation.clock import VirtualClock
+from lockgate.engine.simulation.faults.fault import FailCheckpoint, Fault, KillAttempt, SlowStorage
+from lockgate.engine.simulation.faults.recovery import FaultReport
+from lockgate.engine.simulation.faults.storage import ModelledStorage
 from lockgate.engine.simulation.loop import VirtualTimeLoop
 from lockgate.engine.simulation.models.arrival import Arrival
 from lockgate.engine.simulation.models.arrival_source import ArrivalSource
@@ -40,7 +45,12 @@ from lockgate.engine.simulation.models.service_errors import (
 )
 from lockgate.engine.simulation.models.service_sink import ServiceSink
 from lockgate.engine.simulation.report import SimulationReport
-from lockgate.engine.simulation.sections import LatencySummary, SinkReport, SubtaskReport
+from lockgate.engine.simulation.sections import (
+    CheckpointReport,
+    LatencySummary,
+    SinkReport,
+    SubtaskReport,
+)
 from lockgate.engine.simulation.simulation import Simulation
 
 __all__ = [
@@ -49,17 +59,23 @@ __all__ = [
     "ArrivalSource",
     "Availability",
     "Bottleneck",
+    "CheckpointReport",
     "Constant",
     "ConstantRate",
     "CpuCost",
     "Distribution",
     "Empirical",
     "Exponential",
+    "FailCheckpoint",
+    "Fault",
+    "FaultReport",
     "KeyDistribution",
+    "KillAttempt",
     "LatencySummary",
     "LogNormal",
     "Model",
     "ModelContext",
+    "ModelledStorage",
     "OnOff",
     "Outage",
     "Poisson",
@@ -73,6 +89,7 @@ __all__ = [
     "Simulation",
     "SimulationReport",
     "SinkReport",
+    "SlowStorage",
     "SubtaskReport",
     "UniformKeys",
     "VirtualClock",

@@ -7,7 +7,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from lockgate.engine.simulation.bottleneck import Bottleneck
-from lockgate.engine.simulation.sections import SinkReport, SubtaskReport
+from lockgate.engine.simulation.faults.recovery import FaultReport
+from lockgate.engine.simulation.sections import CheckpointReport, SinkReport, SubtaskReport
 from lockgate.engine.simulation.table import render_table
 
 __all__ = ["SimulationReport"]
@@ -20,7 +21,9 @@ class SimulationReport:
     ``times`` ends each interval of ``report_every`` seconds that the series hold a value
     for. ``bottleneck`` is the chain that limits the job, if one can be named, and
     ``bottleneck_reason`` says why it is, or why none is. The same job, seed and options
-    give a byte-identical ``to_json()``.
+    give a byte-identical ``to_json()``. ``checkpoints`` lists every checkpoint with its
+    phases; ``faults`` every fault of the run (``Simulation(faults=...)`` and the models'
+    outages) with its recovery and catch-up times.
     """
 
     job_name: str
@@ -32,6 +35,8 @@ class SimulationReport:
     sinks: tuple[SinkReport, ...]
     bottleneck: Bottleneck | None
     bottleneck_reason: str
+    checkpoints: tuple[CheckpointReport, ...] = ()
+    faults: tuple[FaultReport, ...] = ()
 
     def of(self, uid: str) -> tuple[SubtaskReport, ...]:
         """The subtasks that run operator ``uid``."""
@@ -62,7 +67,12 @@ class SimulationReport:
         )
         duration = self.times[-1] if self.times else 0.0
         return render_table(
-            title, self.subtasks, self.sinks, self.bottleneck_reason, duration=duration
+            title,
+            self.subtasks,
+            self.sinks,
+            self.bottleneck_reason,
+            duration=duration,
+            faults=self.faults,
         )
 
     def __str__(self) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["LatencySummary", "Series", "SinkReport", "SubtaskReport"]
+__all__ = ["CheckpointReport", "LatencySummary", "Series", "SinkReport", "SubtaskReport"]
 
 Series = tuple[float | None, ...]
 """One value per interval of a report, ``None`` where there was nothing to measure."""
@@ -87,3 +87,28 @@ class SinkReport:
     event_time_lag_p50: Series
     event_time_lag_p99: Series
     event_time_lag_p999: Series
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointReport:
+    """One checkpoint of the run: how it ended and what each phase took, in seconds.
+
+    The fields are the live metrics' (``CheckpointRecordMetrics``): ``trigger_time`` on
+    the virtual clock, ``duration`` from trigger to end, and the maxima over the subtasks
+    of ``start_delay`` (trigger to first barrier), ``alignment_duration``,
+    ``sync_duration`` and ``async_duration``; ``state_size`` in bytes; ``unaligned`` and
+    ``persisted_in_flight`` records for an unaligned one; ``failure_reason`` when aborted.
+    """
+
+    checkpoint_id: int
+    status: str
+    trigger_time: float
+    duration: float
+    start_delay: float
+    alignment_duration: float
+    sync_duration: float
+    async_duration: float
+    state_size: int
+    unaligned: bool
+    persisted_in_flight: int
+    failure_reason: str | None

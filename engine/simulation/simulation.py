@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any, Literal, TypeAlias
 
 import anyio
@@ -15,9 +15,13 @@ from lockgate.engine.api.environment import StreamEnvironment
 from lockgate.engine.errors import SimulationDeadlock
 from lockgate.engine.graph.job_graph import OperatorKind
 from lockgate.engine.graph.planning import ExecutionPlan
+from lockgate.engine.runtime.job.event_subscription import EventSubscription
 from lockgate.engine.simulation.clock import VirtualClock
+from lockgate.engine.simulation.faults.fault import Fault, InjectedFault
+from lockgate.engine.simulation.faults.injector import FaultInjector
 from lockgate.engine.simulation.loop import VirtualTimeLoop
 from lockgate.engine.simulation.models.model import Model, ModelContext
+from lockgate.engine.simulation.models.service import Service
 from lockgate.engine.simulation.models.service_sink import ServiceSink
 from lockgate.engine.simulation.recorder import Recorder
 from lockgate.engine.simulation.report import SimulationReport
@@ -41,6 +45,13 @@ class Simulation:
     and options give the same report, byte for byte. A job that fails makes ``run`` raise
     its error, as ``env.execute`` would.
 
+    ``faults`` are injected at their virtual times: ``KillAttempt`` kills the running
+    attempt (the restart strategy restores the next one from the latest checkpoint),
+    ``FailCheckpoint`` makes the storage refuse a checkpoint, ``SlowStorage`` gives each
+    checkpoint write a modelled time (these two keep the run's checkpoints in a
+    ``ModelledStorage`` in memory). The report lists each fault, and each outage of the
+    models, with the job's recovery and catch-up times.
+
     ``run`` starts an event loop of its own: call it where no loop runs (a script, a
     synchronous test), not from async code. ``backend="trio"`` runs the job on trio (an
     extra install) with a ``TrioVirtualClock``, by the same rules, trio's scheduler seeded
@@ -57,6 +68,7 @@ class Simulation:
         until: float,
         report_every: float = 1.0,
         backend: Backend = "asyncio",
+        faults: Sequence[Fault] = (),
     ) -> None:
         if not (until > 0 and math.isfinite(until)):
             raise ValueError(f"until must be a finite number of virtual seconds; got {until}")
@@ -72,6 +84,8 @@ class Simulation:
         self.until = until
         self.report_every = report_every
         self.backend = backend
+        self.faults = tuple(faults)
+        self._injector = FaultInjector(self.faults)
 
     def run(self, job_name: str = "simulation") -> SimulationReport:
         """Run job ``job_name`` for ``until`` virtual seconds and return its report."""
@@ -119,17 +133,20 @@ class Simulation:
         return report
 
     async def _simulate(self, job_name: str, clock: VirtualClock) -> SimulationReport:
-        plan = self.env.plan()
+        env, plan = self.env, self.env.plan()
         recorder = Recorder(self.report_every)
         self._bind_models(plan, clock, recorder)
-        previous, self.env.clock = self.env.clock, clock
+        previous = env.clock, env.checkpoint_storage
+        env.clock = clock
+        env.checkpoint_storage = self._injector.storage(env.checkpoint_storage, clock, self.seed)
         try:
-            async with self.env.start(job_name) as job:
+            async with env.start(job_name) as job:
                 await self._record(job, clock, recorder)
         finally:
-            self.env.clock = previous
+            env.clock, env.checkpoint_storage = previous
         header = ReportHeader(job_name, self.seed, self.until, self.report_every)
-        return build_report(header, plan, recorder, _modelled_sinks(plan))
+        faults = sorted([*self._injector.injected(), *_outages(plan)], key=lambda f: f.at)
+        return build_report(header, plan, recorder, _modelled_sinks(plan), faults)
 
     def _bind_models(self, plan: ExecutionPlan, clock: VirtualClock, recorder: Recorder) -> None:
         for uid, model in _models(plan):
@@ -138,8 +155,11 @@ class Simulation:
     async def _record(self, job: JobClient, clock: VirtualClock, recorder: Recorder) -> None:
         """Sample the job's metrics on schedule until ``until``, or until it ends first."""
         ended: list[BaseException | None] = []
+        events = job.events()
         async with anyio.create_task_group() as group:
             group.start_soon(_wait_for, job, ended, group.cancel_scope)
+            group.start_soon(_observe, events, recorder)
+            group.start_soon(self._injector.run, job, clock)
             for time in self._sample_times():
                 await clock.sleep(max(0.0, time - clock.now()))
                 recorder.sample(time, job.metrics())
@@ -166,6 +186,28 @@ async def _wait_for(job: JobClient, ended: list[BaseException | None], scope: An
     else:
         ended.append(None)
     scope.cancel()
+
+
+async def _observe(events: EventSubscription, recorder: Recorder) -> None:
+    async for event in events:
+        recorder.observe(event)
+
+
+def _outages(plan: ExecutionPlan) -> list[InjectedFault]:
+    """Every outage of the job's modelled services and sinks, as a fault of the run."""
+    return [
+        InjectedFault(
+            "outage",
+            outage.at,
+            outage.at,
+            f"'{uid}' {'stalls' if outage.kind == 'stall' else 'refuses calls'} "
+            f"for {outage.duration:g} s",
+            ends_at=outage.end,
+        )
+        for uid, model in _models(plan)
+        if isinstance(model, Service | ServiceSink)
+        for outage in model.availability.outages
+    ]
 
 
 def _models(plan: ExecutionPlan) -> Iterator[tuple[str, Model]]:
