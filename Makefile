@@ -68,6 +68,7 @@ bench: install-examples
 	$(BIN)/python bench/event_time.py
 	$(BIN)/python bench/windows.py
 	$(BIN)/python bench/simulation.py
+	$(BIN)/python bench/exactly_once.py
 	$(BIN)/python bench/metrics.py
 
 clean:

@@ -17,6 +17,12 @@ say how long the job took to recover and to catch up.
 
 from lockgate.engine.simulation.bottleneck import Bottleneck
 from lockgate.engine.simulation.clock import VirtualClock
+from lockgate.engine.simulation.exactly_once import (
+    CrashScenario,
+    ExactlyOnceSearch,
+    SearchResult,
+    SeedOutcome,
+)
 from lockgate.engine.simulation.faults.fault import FailCheckpoint, Fault, KillAttempt, SlowStorage
 from lockgate.engine.simulation.faults.recovery import FaultReport
 from lockgate.engine.simulation.faults.storage import ModelledStorage
@@ -63,8 +69,10 @@ __all__ = [
     "Constant",
     "ConstantRate",
     "CpuCost",
+    "CrashScenario",
     "Distribution",
     "Empirical",
+    "ExactlyOnceSearch",
     "Exponential",
     "FailCheckpoint",
     "Fault",
@@ -82,6 +90,8 @@ __all__ = [
     "RateLimited",
     "RateSchedule",
     "Replay",
+    "SearchResult",
+    "SeedOutcome",
     "Service",
     "ServiceError",
     "ServiceSink",

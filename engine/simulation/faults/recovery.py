@@ -36,7 +36,9 @@ class FaultReport:
 
     ``struck_at`` is when it took effect (``None``: it never did, ``detail`` says why);
     ``recovery_time`` runs from then to ``recovered_at``, ``catch_up_time`` to
-    ``caught_up_at``. ``None`` where that did not happen before the run ended.
+    ``caught_up_at``. ``None`` where that did not happen before the run ended. After a
+    killed attempt, ``restored_checkpoint`` is the checkpoint the next attempt restored
+    (``None``: it started without state).
     """
 
     kind: str
@@ -47,6 +49,7 @@ class FaultReport:
     recovery_time: float | None
     caught_up_at: float | None
     catch_up_time: float | None
+    restored_checkpoint: int | None = None
 
 
 def fault_reports(
@@ -76,7 +79,15 @@ def _report(
         _since(struck, recovered),
         caught_up,
         _since(struck, caught_up),
+        _restored(fault, timeline),
     )
+
+
+def _restored(fault: InjectedFault, timeline: Timeline) -> int | None:
+    struck = fault.struck_at
+    if fault.kind != "kill attempt" or struck is None:
+        return None
+    return next((c for t, _, c in timeline.restores if t >= struck), None)
 
 
 def _detail(fault: InjectedFault, timeline: Timeline) -> str:
