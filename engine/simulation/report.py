@@ -8,7 +8,12 @@ from typing import Any
 
 from lockgate.engine.simulation.bottleneck import Bottleneck
 from lockgate.engine.simulation.faults.recovery import FaultReport
-from lockgate.engine.simulation.sections import CheckpointReport, SinkReport, SubtaskReport
+from lockgate.engine.simulation.sections import (
+    AsyncIoReport,
+    CheckpointReport,
+    SinkReport,
+    SubtaskReport,
+)
 from lockgate.engine.simulation.table import render_table
 
 __all__ = ["SimulationReport"]
@@ -21,9 +26,10 @@ class SimulationReport:
     ``times`` ends each interval of ``report_every`` seconds that the series hold a value
     for. ``bottleneck`` is the chain that limits the job, if one can be named, and
     ``bottleneck_reason`` says why it is, or why none is. The same job, seed and options
-    give a byte-identical ``to_json()``. ``checkpoints`` lists every checkpoint with its
-    phases; ``faults`` every fault of the run (``Simulation(faults=...)`` and the models'
-    outages) with its recovery and catch-up times.
+    give a byte-identical ``to_json()``. ``async_io`` has one section per ``async_map``
+    operator and subtask (calls, what waited, latency); ``checkpoints`` lists every
+    checkpoint with its phases; ``faults`` every fault of the run (``Simulation(faults=...)``
+    and the models' outages) with its recovery and catch-up times.
     """
 
     job_name: str
@@ -35,6 +41,7 @@ class SimulationReport:
     sinks: tuple[SinkReport, ...]
     bottleneck: Bottleneck | None
     bottleneck_reason: str
+    async_io: tuple[AsyncIoReport, ...] = ()
     checkpoints: tuple[CheckpointReport, ...] = ()
     faults: tuple[FaultReport, ...] = ()
 
@@ -49,6 +56,10 @@ class SimulationReport:
                 return sink
         known = ", ".join(f"'{sink.uid}'" for sink in self.sinks) or "none"
         raise KeyError(f"no modelled sink '{uid}' in the report; its sinks are: {known}")
+
+    def async_map(self, uid: str) -> tuple[AsyncIoReport, ...]:
+        """The sections of ``async_map`` operator ``uid``, one per subtask."""
+        return tuple(section for section in self.async_io if section.uid == uid)
 
     def to_dict(self) -> dict[str, Any]:
         """The report as plain data: what ``to_json`` writes."""
@@ -73,6 +84,7 @@ class SimulationReport:
             self.bottleneck_reason,
             duration=duration,
             faults=self.faults,
+            async_io=self.async_io,
         )
 
     def __str__(self) -> str:

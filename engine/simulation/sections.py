@@ -13,7 +13,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["CheckpointReport", "LatencySummary", "Series", "SinkReport", "SubtaskReport"]
+__all__ = [
+    "AsyncIoReport",
+    "CheckpointReport",
+    "LatencySummary",
+    "Series",
+    "SinkReport",
+    "SubtaskReport",
+]
 
 Series = tuple[float | None, ...]
 """One value per interval of a report, ``None`` where there was nothing to measure."""
@@ -112,3 +119,31 @@ class CheckpointReport:
     unaligned: bool
     persisted_in_flight: int
     failure_reason: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class AsyncIoReport:
+    """One ``async_map`` operator in one subtask over the run: its calls and what waited.
+
+    The series are the live metrics' (``AsyncIoMetrics``) at each sample: ``in_flight``
+    calls running, ``queued`` records in the operator's queue, ``backlog`` records
+    waiting outside it for room; ``completed_per_second`` calls returned per interval.
+    ``mean_in_flight`` averages the samples, ``throughput`` is calls returned per second
+    over the run, ``latency`` the calls' durations (exact count and mean, percentiles
+    within 1%), so Little's law reads ``mean_in_flight ≈ throughput * latency.mean``.
+    """
+
+    uid: str
+    subtask_index: int
+    capacity: int
+    calls: int
+    completed: int
+    retries: int
+    failures: int
+    throughput: float
+    mean_in_flight: float | None
+    latency: LatencySummary
+    in_flight: Series
+    queued: Series
+    backlog: Series
+    completed_per_second: Series

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from lockgate.engine.graph.planning import ExecutionPlan, OperatorChain
 from lockgate.engine.runtime.metrics import CheckpointRecordMetrics, SubtaskMetrics
+from lockgate.engine.simulation.async_io import async_io_reports
 from lockgate.engine.simulation.bottleneck import ChainLoad, find_bottleneck
 from lockgate.engine.simulation.faults.fault import InjectedFault
 from lockgate.engine.simulation.faults.recovery import Timeline, fault_reports
@@ -69,6 +70,7 @@ def build_report(
         sinks,
         bottleneck,
         reason,
+        async_io=async_io_reports(samples),
         checkpoints=tuple(_checkpoint(r) for _, r in sorted(recorder.checkpoints.items())),
         faults=fault_reports(faults, timeline, times, sinks),
     )
