@@ -12,10 +12,18 @@ event-time lag; the bottleneck; as a table and JSON. Models stand in for the wor
 ``Outage``s, failing with ``ServiceError``s) and ``CpuCost``, all seeded from the
 simulation's one seed through ``ModelContext``. Faults come at given virtual times
 (``KillAttempt``, ``FailCheckpoint``, ``SlowStorage``); the report's ``FaultReport``s
-say how long the job took to recover and to catch up.
+say how long the job took to recover and to catch up. A ``Sweep`` runs a scenario over a
+grid of parameters and answers capacity questions (``p99_latency_below``,
+``sustainable``, ``recovers_within``) with the smallest or largest setting that holds.
 """
 
 from lockgate.engine.simulation.bottleneck import Bottleneck
+from lockgate.engine.simulation.capacity import (
+    Criterion,
+    p99_latency_below,
+    recovers_within,
+    sustainable,
+)
 from lockgate.engine.simulation.clock import VirtualClock
 from lockgate.engine.simulation.exactly_once import (
     CrashScenario,
@@ -52,24 +60,29 @@ from lockgate.engine.simulation.models.service_errors import (
 from lockgate.engine.simulation.models.service_sink import ServiceSink
 from lockgate.engine.simulation.report import SimulationReport
 from lockgate.engine.simulation.sections import (
+    AsyncIoReport,
     CheckpointReport,
     LatencySummary,
     SinkReport,
     SubtaskReport,
 )
 from lockgate.engine.simulation.simulation import Simulation
+from lockgate.engine.simulation.sweep import CapacityAnswer, Sweep, SweepResult, SweepRun
 
 __all__ = [
     "Arrival",
     "ArrivalProcess",
     "ArrivalSource",
+    "AsyncIoReport",
     "Availability",
     "Bottleneck",
+    "CapacityAnswer",
     "CheckpointReport",
     "Constant",
     "ConstantRate",
     "CpuCost",
     "CrashScenario",
+    "Criterion",
     "Distribution",
     "Empirical",
     "ExactlyOnceSearch",
@@ -101,8 +114,14 @@ __all__ = [
     "SinkReport",
     "SlowStorage",
     "SubtaskReport",
+    "Sweep",
+    "SweepResult",
+    "SweepRun",
     "UniformKeys",
     "VirtualClock",
     "VirtualTimeLoop",
     "ZipfKeys",
+    "p99_latency_below",
+    "recovers_within",
+    "sustainable",
 ]
