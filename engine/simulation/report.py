@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 from lockgate.engine.simulation.bottleneck import Bottleneck
@@ -69,6 +71,19 @@ class SimulationReport:
     def to_json(self, *, indent: int | None = None) -> str:
         """The report as JSON: the summaries and every series, floats to 6 decimals."""
         return json.dumps(self.to_dict(), indent=indent, sort_keys=True)
+
+    def to_html(self, path: str | os.PathLike[str]) -> Path:
+        """Write the report as one self-contained HTML page with plots; return its path.
+
+        The plots are plotly's (the extra ``simulation``: ``pip install
+        'lockgate[simulation]'``), its JavaScript inlined, so the page opens offline.
+
+        Raises:
+            ImportError: plotly is not installed.
+        """
+        from lockgate.engine.simulation.html_report import write_html  # plotly: the extra
+
+        return write_html(self, path)
 
     def to_table(self) -> str:
         """The report as a plain-text table: subtasks, sinks, then the bottleneck."""
