@@ -4,6 +4,7 @@
 
     lockgate savepoint inspect PATH [--allow-pickle] [--json]
     lockgate savepoint check PATH --job module:attr [--allow-non-restored-state]
+    lockgate simulate SCENARIO.toml [--html PATH] [--json PATH]   (lockgate.engine.simulation.cli)
 
 ``PATH`` is a ``_metadata`` file or its folder: a path, a ``file://`` URL or an ``s3://`` URL.
 ``--job`` names a ``StreamEnvironment`` with its job built, or a function taking no argument
@@ -52,6 +53,7 @@ from lockgate.engine.restore.reader import (
 )
 from lockgate.engine.restore.resolve import RestoreOptions, resolve_restore
 from lockgate.engine.runtime.job.trial_restore import trial_restore
+from lockgate.engine.simulation import cli as simulation_cli
 
 __all__ = ["EXIT_OK", "EXIT_PROBLEMS", "EXIT_USAGE", "main"]
 
@@ -95,6 +97,9 @@ def _parser() -> argparse.ArgumentParser:
     actions = savepoint.add_subparsers(title="actions", required=True)
     _add_inspect(actions)
     _add_check(actions)
+    simulate = commands.add_parser("simulate", help="run a scenario file on virtual time")
+    simulation_cli.add_arguments(simulate)
+    simulate.set_defaults(command=simulation_cli.simulate)
     return parser
 
 

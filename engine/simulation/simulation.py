@@ -145,7 +145,8 @@ class Simulation:
         finally:
             env.clock, env.checkpoint_storage = previous
         header = ReportHeader(job_name, self.seed, self.until, self.report_every)
-        faults = sorted([*self._injector.injected(), *_outages(plan)], key=lambda f: f.at)
+        outages = _outages(plan, until=clock.now())
+        faults = sorted([*self._injector.injected(), *outages], key=lambda f: f.at)
         return build_report(header, plan, recorder, _modelled_sinks(plan), faults)
 
     def _bind_models(self, plan: ExecutionPlan, clock: VirtualClock, recorder: Recorder) -> None:
@@ -193,13 +194,16 @@ async def _observe(events: EventSubscription, recorder: Recorder) -> None:
         recorder.observe(event)
 
 
-def _outages(plan: ExecutionPlan) -> list[InjectedFault]:
-    """Every outage of the job's modelled services and sinks, as a fault of the run."""
+def _outages(plan: ExecutionPlan, *, until: float) -> list[InjectedFault]:
+    """Every outage of the job's modelled services and sinks, as a fault of the run.
+
+    An outage due after the run ended never struck.
+    """
     return [
         InjectedFault(
             "outage",
             outage.at,
-            outage.at,
+            outage.at if outage.at <= until else None,
             f"'{uid}' {'stalls' if outage.kind == 'stall' else 'refuses calls'} "
             f"for {outage.duration:g} s",
             ends_at=outage.end,
