@@ -69,6 +69,7 @@ bench: install-examples
 	$(BIN)/python bench/windows.py
 	$(BIN)/python bench/simulation.py
 	$(BIN)/python bench/exactly_once.py
+	$(BIN)/python bench/simulation_fidelity.py
 	$(BIN)/python bench/metrics.py
 
 clean:

@@ -26,6 +26,7 @@ from lockgate.engine.simulation.models.service_sink import ServiceSink
 from lockgate.engine.simulation.recorder import Recorder
 from lockgate.engine.simulation.report import SimulationReport
 from lockgate.engine.simulation.series import ReportHeader, build_report
+from lockgate.engine.time.clock import SystemClock
 
 __all__ = ["Backend", "Simulation"]
 
@@ -93,6 +94,18 @@ class Simulation:
             return self._run_on_trio(job_name)
         with asyncio.Runner(loop_factory=VirtualTimeLoop) as runner:
             return runner.run(self._run_on_asyncio(job_name))
+
+    def run_in_real_time(self, job_name: str = "simulation") -> SimulationReport:
+        """Run the same job, models, faults and report in real time, for ``until`` seconds.
+
+        For checking the simulation against the world it stands for
+        (``bench/simulation_fidelity.py``): the job runs on asyncio's own loop and the
+        system's clock (read from 0 at the start), models sleep for real, and the report
+        is built as ``run``'s is. A declared ``CpuCost`` costs nothing more here: the CPU
+        the functions use is real. It takes ``until`` seconds of wall time.
+        """
+        with asyncio.Runner() as runner:
+            return runner.run(self._simulate(job_name, _real_time_clock()))
 
     async def _run_on_asyncio(self, job_name: str) -> SimulationReport:
         loop = asyncio.get_running_loop()
@@ -187,6 +200,20 @@ async def _wait_for(job: JobClient, ended: list[BaseException | None], scope: An
     else:
         ended.append(None)
     scope.cancel()
+
+
+def _real_time_clock() -> VirtualClock:
+    system = SystemClock()
+    start = system.now()
+
+    def now() -> float:
+        return system.now() - start
+
+    return VirtualClock(now, system.sleep, _no_cost)
+
+
+def _no_cost(seconds: float) -> None:
+    """A declared CPU cost in real time: the CPU is spent for real, nothing to add."""
 
 
 async def _observe(events: EventSubscription, recorder: Recorder) -> None:
