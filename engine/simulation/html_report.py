@@ -13,14 +13,43 @@ import html
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from lockgate.engine.simulation.sections import Series
-
-if TYPE_CHECKING:
-    from lockgate.engine.simulation.report import SimulationReport
+from lockgate.engine.simulation.faults.recovery import FaultReport
+from lockgate.engine.simulation.sections import (
+    AsyncIoReport,
+    CheckpointReport,
+    Series,
+    SinkReport,
+    SubtaskReport,
+)
 
 __all__ = ["render_html", "write_html"]
+
+
+class _Shown(Protocol):
+    """What the page shows of a ``SimulationReport`` (named here, so neither imports the other)."""
+
+    @property
+    def job_name(self) -> str: ...
+    @property
+    def seed(self) -> int: ...
+    @property
+    def bottleneck_reason(self) -> str: ...
+    @property
+    def times(self) -> tuple[float, ...]: ...
+    @property
+    def subtasks(self) -> tuple[SubtaskReport, ...]: ...
+    @property
+    def sinks(self) -> tuple[SinkReport, ...]: ...
+    @property
+    def async_io(self) -> tuple[AsyncIoReport, ...]: ...
+    @property
+    def checkpoints(self) -> tuple[CheckpointReport, ...]: ...
+    @property
+    def faults(self) -> tuple[FaultReport, ...]: ...
+    def to_table(self) -> str: ...
+
 
 _PAGE = """<!DOCTYPE html>
 <html lang="en">
@@ -44,14 +73,14 @@ pre {{ background: #f6f6f6; padding: 1em; overflow-x: auto; font-size: 0.8em; }}
 """
 
 
-def write_html(report: SimulationReport, path: str | os.PathLike[str]) -> Path:
+def write_html(report: _Shown, path: str | os.PathLike[str]) -> Path:
     """Write ``render_html(report)`` to ``path``; return the path."""
     target = Path(path)
     target.write_text(render_html(report), encoding="utf-8")
     return target
 
 
-def render_html(report: SimulationReport) -> str:
+def render_html(report: _Shown) -> str:
     """The page: a title, the bottleneck, one plot per aspect, then the table."""
     go, pio = _plotly()
     figures = list(_figures(go, report))
@@ -86,7 +115,7 @@ def _plotly() -> tuple[Any, Any]:
     return go, pio
 
 
-def _figures(go: Any, report: SimulationReport) -> Iterator[Any]:
+def _figures(go: Any, report: _Shown) -> Iterator[Any]:
     yield _time_figure(
         go,
         report,
@@ -140,7 +169,7 @@ def _figures(go: Any, report: SimulationReport) -> Iterator[Any]:
 
 def _time_figure(
     go: Any,
-    report: SimulationReport,
+    report: _Shown,
     title: str,
     unit: str,
     traces: Sequence[tuple[str, Series]],
@@ -169,7 +198,7 @@ def _time_figure(
     return figure
 
 
-def _checkpoint_figure(go: Any, report: SimulationReport) -> Any:
+def _checkpoint_figure(go: Any, report: _Shown) -> Any:
     checkpoints = report.checkpoints
     figure = go.Figure(
         go.Bar(
