@@ -83,13 +83,10 @@ class Availability:
         self.rate_limit = rate_limit
         self.burst = burst
         self.refused = 0
+        self.always = not self.outages and rate_limit is None and not errors
+        """Whether every call is served at once: no outage, no limit, no errors."""
         self._tokens = float(burst)
         self._refilled = 0.0
-
-    @property
-    def always(self) -> bool:
-        """Whether every call is served at once: no outage, no limit, no errors."""
-        return not self.outages and self.rate_limit is None and not self.errors
 
     def reset(self) -> None:
         """Forget the calls seen: a full bucket, nothing refused (a new simulation run)."""
