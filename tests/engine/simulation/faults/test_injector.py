@@ -96,3 +96,14 @@ def test_storage_faults_need_the_simulation_to_keep_checkpoints_in_memory(tmp_pa
 def test_a_fault_of_another_kind_is_refused() -> None:
     with pytest.raises(TypeError, match="a KillAttempt, FailCheckpoint or SlowStorage"):
         Simulation(steady(), seed=1, until=5.0, faults=["crash"])  # type: ignore[list-item]
+
+
+def test_on_trio_a_killed_attempt_restarts_from_the_latest_checkpoint_too() -> None:
+    simulation = Simulation(
+        steady(), seed=1, until=20.0, backend="trio", faults=[KillAttempt(10.25)]
+    )
+
+    (kill,) = simulation.run("kill").faults
+
+    assert kill.recovery_time == pytest.approx(0.5)
+    assert kill.restored_checkpoint == 10
