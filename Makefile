@@ -69,6 +69,8 @@ bench: install-examples
 	$(BIN)/python bench/windows.py
 	$(BIN)/python bench/timestamps.py
 	$(BIN)/python bench/simulation.py
+	$(BIN)/python bench/exactly_once.py
+	$(BIN)/python bench/simulation_fidelity.py
 	$(BIN)/python bench/metrics.py
 	$(BIN)/python bench/rest_polling.py
 	$(BIN)/python bench/transport.py
