@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
+import anyio
 import pytest
 
 from lockgate.connectors import CollectionSource, CollectSink
@@ -22,10 +23,13 @@ from lockgate.engine import (
     GraphError,
     SlidingEventTimeWindows,
     StreamEnvironment,
+    TimeEvictor,
     TumblingEventTimeWindows,
     WindowAssigner,
 )
+from tests.engine.jobs.event_time import WatermarkLog, below
 from tests.engine.jobs.joins import (
+    MIXED_TIME,
     ORDER_TIME,
     PAYMENT_TIME,
     Order,
@@ -35,8 +39,10 @@ from tests.engine.jobs.joins import (
     order_id,
     paid,
     paid_order,
+    split,
     window_pairs,
 )
+from tests.engine.jobs.savepoints import Topic, TopicSource
 
 ORDERS: list[Order] = [
     ("o1", 1.0, 10),
@@ -181,6 +187,43 @@ async def test_a_window_join_at_parallelism_3_pairs_every_key_on_its_subtask() -
 
     assert pairs == window_pairs(orders, payments, 10.0)
     assert sum(pairs.values()) > 0
+
+
+async def test_an_evictor_removes_records_of_both_sides_before_the_join() -> None:
+    orders: list[Order] = [("a", 1.0, 1), ("a", 8.0, 2)]
+    payments: list[Payment] = [(2.0, "a", "x"), (9.0, "a", "y")]
+    job = Job(orders, payments)
+    windowed = job.orders.join(job.payments).where(order_id).equal_to(paid_order).window(TENS)
+
+    pairs = await job.run(windowed.evictor(TimeEvictor.of(2.0)).apply(paid, uid="paid"))
+
+    assert pairs == Counter([("a", 2, "y")])  # only 8 and 9 are within 2 of the newest, 9
+
+
+async def test_a_late_record_within_the_allowed_lateness_fires_its_window_again() -> None:
+    # Flink's window join: a late firing joins the window's records again, every pair.
+    topic, log = Topic(partitions=1), WatermarkLog()
+    env = env_per_record()
+    mixed = env.from_source(TopicSource(topic), uid="records", watermark_strategy=MIXED_TIME)
+    orders, payments = split(mixed)
+    windows = orders.join(payments).where(order_id).equal_to(paid_order).window(TENS)
+    windows.allowed_lateness(20.0).apply(paid, uid="paid").sink_to(log, uid="log")
+
+    def step(records: list[Any]) -> None:
+        topic.append(records, partition_of=lambda _: 0)
+
+    with anyio.fail_after(20):
+        async with env.start("lateness") as job:
+            step([("a", 1.0, 1), (2.0, "a", "p2"), (30.0,)])  # a tick: the watermark to 25-
+            await log.wait_for_watermark(below(25.0))
+            step([(3.0, "a", "p3"), (40.0,)])  # late, but [0, 10) stays until 30-
+            await log.wait_for_watermark(below(35.0))
+            step([(4.0, "a", "p4")])  # [0, 10) is gone: dropped
+            topic.close()
+            result = await job.wait()
+
+    assert Counter(log.records()) == Counter({("a", 1, "p2"): 2, ("a", 1, "p3"): 1})
+    assert result.metrics.of("paid")[0].late_records_dropped == {"paid": 1}
 
 
 def test_equal_to_before_where_is_refused() -> None:
