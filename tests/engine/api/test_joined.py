@@ -21,12 +21,15 @@ from lockgate.engine import (
     EventTimeSessionWindows,
     FlatJoinFunction,
     GraphError,
+    ManualClock,
     SlidingEventTimeWindows,
     StreamEnvironment,
     TimeEvictor,
     TumblingEventTimeWindows,
+    TumblingProcessingTimeWindows,
     WindowAssigner,
 )
+from tests.engine.jobs.async_io import wait_until
 from tests.engine.jobs.event_time import WatermarkLog, below
 from tests.engine.jobs.joins import (
     MIXED_TIME,
@@ -224,6 +227,29 @@ async def test_a_late_record_within_the_allowed_lateness_fires_its_window_again(
 
     assert Counter(log.records()) == Counter({("a", 1, "p2"): 2, ("a", 1, "p3"): 1})
     assert result.metrics.of("paid")[0].late_records_dropped == {"paid": 1}
+
+
+async def test_a_processing_time_window_join_fires_on_the_jobs_clock_without_event_time() -> None:
+    clock, topic, log = ManualClock(), Topic(partitions=1), WatermarkLog()
+    env = StreamEnvironment(clock=clock)
+    mixed = env.from_source(TopicSource(topic), uid="records").map(topic.passed)
+    orders, payments = split(mixed)
+    windows = orders.join(payments).where(order_id).equal_to(paid_order)
+    windows.window(TumblingProcessingTimeWindows.of(10.0)).apply(paid, uid="paid").sink_to(
+        log, uid="log"
+    )
+
+    with anyio.fail_after(20):
+        async with env.start("processing time") as job:
+            topic.append([("a", 0.0, 1), (0.0, "a", "x"), (0.0, "b", "y")], lambda _: 0)
+            # all three in the join's windows of [0, 10) before the clock moves on
+            await wait_until(lambda: [s.records_in for s in job.metrics().of("paid")] == [3])
+            clock.advance(10.0)
+            await log.changes.wait_until(lambda: len(log.records()) == 1)
+            topic.close()
+            await job.wait()
+
+    assert log.records() == [("a", 1, "x")]
 
 
 def test_equal_to_before_where_is_refused() -> None:
