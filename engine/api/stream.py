@@ -45,7 +45,8 @@ class DataStream(JoinMethods[T]):
     graph (through the ``GraphBuilder`` its streams share); nothing runs until
     ``env.execute`` or ``env.start``. Each takes ``uid=`` (stable identity of the operator
     and its state; give one to every stateful operator), ``name=`` (for humans, defaults to
-    the uid) and ``parallelism=`` (defaults to the environment's).
+    the uid) and ``parallelism=`` (defaults to the environment's). ``join`` and
+    ``co_group`` (window joins) and a keyed stream's ``interval_join`` pair it with another.
     """
 
     def __init__(
