@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 from lockgate.engine.api.broadcast import BroadcastConnectedStream, BroadcastStream
 from lockgate.engine.api.connected import ConnectedStreams
 from lockgate.engine.api.data_stream_sink import DataStreamSink
+from lockgate.engine.api.interval_join import IntervalJoinMethods
+from lockgate.engine.api.joined import JoinMethods
 from lockgate.engine.api.windowed import WindowedStream, count_windows
 from lockgate.engine.errors import GraphError
 from lockgate.engine.functions.async_io import AsyncMapSpec, AsyncRetry, FailurePolicy
@@ -36,14 +38,15 @@ R = TypeVar("R")
 K = TypeVar("K")
 
 
-class DataStream(Generic[T]):
+class DataStream(JoinMethods[T]):
     """A stream of records produced by one or more operators (several after ``union``).
 
     Every transformation returns a new stream and adds one operator to the environment's job
     graph (through the ``GraphBuilder`` its streams share); nothing runs until
     ``env.execute`` or ``env.start``. Each takes ``uid=`` (stable identity of the operator
     and its state; give one to every stateful operator), ``name=`` (for humans, defaults to
-    the uid) and ``parallelism=`` (defaults to the environment's).
+    the uid) and ``parallelism=`` (defaults to the environment's). ``join`` and
+    ``co_group`` (window joins) and a keyed stream's ``interval_join`` pair it with another.
     """
 
     def __init__(
@@ -383,7 +386,7 @@ def _no_key(record: object) -> None:
     return None
 
 
-class KeyedStream(DataStream[T], Generic[T, K]):
+class KeyedStream(DataStream[T], IntervalJoinMethods[T, K], Generic[T, K]):
     """A stream partitioned by key: per-key state and ``reduce`` are available on it.
 
     Records with equal keys reach the same subtask (key -> key group -> subtask), so the

@@ -9,6 +9,7 @@ from typing import Any
 
 from lockgate.engine.errors import GraphError
 from lockgate.engine.functions.async_io import AsyncMapSpec
+from lockgate.engine.functions.interval_join import IntervalJoinSpec
 from lockgate.engine.functions.side_outputs import OutputTag
 from lockgate.engine.state.aggregate_function import AggregateFunction
 from lockgate.engine.time.watermarks import WatermarkStrategy
@@ -60,6 +61,7 @@ class OperatorKind(enum.Enum):
     CO_PROCESS = "co_process"
     BROADCAST_PROCESS = "broadcast_process"
     WINDOW = "window"
+    INTERVAL_JOIN = "interval_join"
     ASYNC_MAP = "async_map"
     TIMESTAMPS = "timestamps"
     SINK = "sink"
@@ -80,6 +82,7 @@ class OperatorKind(enum.Enum):
             OperatorKind.CO_PROCESS,
             OperatorKind.BROADCAST_PROCESS,
             OperatorKind.WINDOW,
+            OperatorKind.INTERVAL_JOIN,
             OperatorKind.ASYNC_MAP,
             OperatorKind.SINK,
         )
@@ -92,6 +95,7 @@ _KEYED = (
     OperatorKind.CO_PROCESS,
     OperatorKind.BROADCAST_PROCESS,
     OperatorKind.WINDOW,
+    OperatorKind.INTERVAL_JOIN,
 )
 
 
@@ -276,6 +280,10 @@ def _check_options(node: OperatorNode) -> None:
         if not isinstance(node.function, WindowSpec):
             raise GraphError(f"window '{node.uid}' needs a WindowSpec; use key_by().window()")
         node.function.check(node.uid)
+    if node.kind is OperatorKind.INTERVAL_JOIN:
+        if not isinstance(node.function, IntervalJoinSpec):
+            raise GraphError(f"interval join '{node.uid}' needs an IntervalJoinSpec; use between()")
+        node.function.check(node.uid)
     if node.kind is OperatorKind.ASYNC_MAP:
         if not isinstance(node.function, AsyncMapSpec):
             raise GraphError(f"async_map '{node.uid}' needs an AsyncMapSpec; use async_map()")
@@ -328,6 +336,7 @@ _ANY_SIDE_OUTPUT = (
     OperatorKind.PROCESS,
     OperatorKind.CO_PROCESS,
     OperatorKind.BROADCAST_PROCESS,
+    OperatorKind.INTERVAL_JOIN,
 )
 
 # The kinds with one side output: (the tag, the option that sets it, how to set it).

@@ -73,8 +73,8 @@ class SubtaskMetrics:
     ``..._per_second`` fields are rates over the job's rolling window
     (``JobMetrics.rate_window``). Watermarks are ``None`` before the first one and after the
     last (the end of input). ``late_records_dropped`` is keyed by the uid of each window
-    operator, ``side_output_records`` by side-output tag, ``keyed_state`` by the uid of
-    each operator that keeps keyed state.
+    or interval join operator, ``side_output_records`` by side-output tag, ``keyed_state``
+    by the uid of each operator that keeps keyed state.
     """
 
     key: str

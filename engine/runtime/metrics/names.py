@@ -173,7 +173,7 @@ METRICS: tuple[MetricName, ...] = (
         _O,
         _C,
         "records",
-        "records a window operator dropped as late (without a late-data side output)",
+        "records a window or interval join operator dropped as late (no late-data side output)",
     ),
     MetricName(
         "side_output_records",

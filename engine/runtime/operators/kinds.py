@@ -15,6 +15,7 @@ from lockgate.engine.runtime.operators.basic import (
 )
 from lockgate.engine.runtime.operators.broadcast_process import BroadcastProcessOperator
 from lockgate.engine.runtime.operators.co_process import CoProcessOperator
+from lockgate.engine.runtime.operators.interval_join import IntervalJoinOperator
 from lockgate.engine.runtime.operators.rolling import AggregateOperator, ReduceOperator
 from lockgate.engine.runtime.operators.stamped import (
     StampedAggregateOperator,
@@ -46,6 +47,7 @@ OPERATOR_CLASSES: dict[OperatorKind, type[Operator]] = {
     OperatorKind.CO_PROCESS: CoProcessOperator,
     OperatorKind.BROADCAST_PROCESS: BroadcastProcessOperator,
     OperatorKind.WINDOW: WindowOperator,
+    OperatorKind.INTERVAL_JOIN: IntervalJoinOperator,
     OperatorKind.ASYNC_MAP: AsyncWaitOperator,
     OperatorKind.TIMESTAMPS: TimestampsOperator,
 }

@@ -11,11 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from lockgate.engine import (
-    DataStream,
-    KeyedStream,
-    WatermarkStrategy,
-)
+from lockgate.engine import WatermarkStrategy
 from tests.engine.end_to_end.flink.scenarios import Case
 
 
@@ -33,16 +29,6 @@ class Feature:
 
 
 FEATURES = (
-    Feature(
-        "window joins and co_group (join/co_group().where().equal_to().window().apply())",
-        ("window_join", "co_group"),
-        lambda: hasattr(DataStream, "join") or hasattr(DataStream, "co_group"),
-    ),
-    Feature(
-        "interval joins (interval_join().between().process())",
-        ("interval_join",),
-        lambda: hasattr(KeyedStream, "interval_join"),
-    ),
     Feature(
         "per-split watermarks (rename the reader hooks splits.py assumes to their API)",
         ("per_split",),

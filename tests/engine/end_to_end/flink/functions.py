@@ -2,7 +2,7 @@
 
 Each name here has a twin in scripts/flink_reference/Functions.java: the two compute the same
 values and render them as the same JSON lists. Functions whose lockgate API is not on main yet
-(custom triggers, evictors, window functions after reduce/aggregate, joins) are built when a
+(custom triggers, evictors, window functions after reduce/aggregate) are built when a
 job asks for them, from the names the event-time issue and DESIGN.md give that API, so this
 module imports today.
 """
@@ -19,6 +19,8 @@ from lockgate.engine import (
     AggregateFunction,
     KeyedProcessFunction,
     ProcessContext,
+    ProcessJoinContext,
+    ProcessJoinFunction,
     ProcessWindowFunction,
     TimeWindow,
     WindowContext,
@@ -194,14 +196,13 @@ def groups(left: list[Event], right: list[Event]) -> list[tuple[Any, ...]]:
     return [(key, sorted(e.value for e in left), sorted(e.value for e in right))]
 
 
-def interval_pair() -> Any:
+class IntervalPair(ProcessJoinFunction[Event, Event, tuple[Any, ...]]):
     """ "pair" as a ``ProcessJoinFunction`` for an interval join."""
 
-    class IntervalPair(feature("ProcessJoinFunction")):  # type: ignore[misc]
-        def process_element(self, left: Event, right: Event, ctx: Any) -> list[tuple[Any, ...]]:
-            return [pair(left, right)]
-
-    return IntervalPair()
+    def process_element(
+        self, left: Event, right: Event, ctx: ProcessJoinContext
+    ) -> list[tuple[Any, ...]]:
+        return [pair(left, right)]
 
 
 class Timers(KeyedProcessFunction[str, Event, tuple[Any, ...]]):

@@ -203,18 +203,18 @@ def build_join(stream: DataStream[Event], spec: dict[str, Any], probes: Probes) 
     shape = assigner(spec["assigner"])
     by_key = lambda e: e.key  # noqa: E731 - one selector for both sides
     if spec["kind"] == "join":
-        joined = left.join(right).where(by_key).equal_to(by_key).window(shape).apply(fn.pair)  # type: ignore[attr-defined]
+        joined = left.join(right).where(by_key).equal_to(by_key).window(shape).apply(fn.pair)
     else:
-        joined = left.co_group(right).where(by_key).equal_to(by_key).window(shape).apply(fn.groups)  # type: ignore[attr-defined]
+        joined = left.co_group(right).where(by_key).equal_to(by_key).window(shape).apply(fn.groups)
     probes.add(joined, "main")
 
 
 def build_interval_join(stream: DataStream[Event], spec: dict[str, Any], probes: Probes) -> None:
     left = tagged(stream, "left").key_by(lambda e: e.key)
     right = tagged(stream, "right").key_by(lambda e: e.key)
-    joined = left.interval_join(right).between(spec["lower"], spec["upper"])  # type: ignore[attr-defined]
+    joined = left.interval_join(right).between(spec["lower"], spec["upper"])
     if spec.get("lower_exclusive"):
         joined = joined.lower_bound_exclusive()
     if spec.get("upper_exclusive"):
         joined = joined.upper_bound_exclusive()
-    probes.add(joined.process(fn.interval_pair()), "main")
+    probes.add(joined.process(fn.IntervalPair()), "main")
