@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, cast
 
-from lockgate.engine.api.join_time import event_time_of_inputs
+from lockgate.engine.api.join_time import check_event_time_of_inputs
 from lockgate.engine.errors import GraphError
 from lockgate.engine.functions.interval_join import IntervalJoinSpec
 from lockgate.engine.functions.two_inputs import PerInput
@@ -135,13 +135,11 @@ class IntervalJoined(Generic[T1, T2, K]):
         """
         label = f"interval join '{uid}'" if uid is not None else "interval_join()"
         left, right = self._left, self._right
-        times = event_time_of_inputs(left, right, label)
+        check_event_time_of_inputs(left, right, label)
         spec = IntervalJoinSpec(
             lower=self._lower,
             upper=self._upper,
             function=fn,
-            left_time=times.first,
-            right_time=times.second,
             lower_inclusive=self._lower_inclusive,
             upper_inclusive=self._upper_inclusive,
             left_late=self._left_late,

@@ -1,44 +1,28 @@
-"""Where a join's records get their event time: each input's own watermark strategy.
+"""Whether a join's inputs have event time: each side needs a watermark strategy upstream.
 
-The one place joins read event time. Until records carry timestamps of their own, each
-input of a join reads its records' event time with the timestamp assigner of the strategy
-upstream of it, found as a window finds its own (through ``filter`` and partitioning,
-which leave records unchanged). The two inputs may have different assigners: each side's
-records are read with their own side's, so a window join reads ``PerInput(left, right)``.
+A join in event time reads the timestamps its records carry, given by the watermark
+strategy upstream of each input (the two inputs may have different strategies, each
+stamping its own records). One input without any would leave its records with no time to
+join by, so the join is refused while the job is built, naming the side.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from lockgate.engine.errors import GraphError
-from lockgate.engine.functions.two_inputs import PerInput
 
 if TYPE_CHECKING:
     from lockgate.engine.api.stream import DataStream
 
-__all__ = ["event_time_of_input", "event_time_of_inputs"]
+__all__ = ["check_event_time_of_inputs"]
 
 
-def event_time_of_input(stream: DataStream[Any], side: str, label: str) -> Callable[[Any], float]:
-    """The function that reads the event time of ``stream``'s records, one input of a join.
-
-    Raises:
-        GraphError: naming ``label`` (the join) and ``side``, when the records have no event
-            time a join can read.
-    """
-    found = stream._upstream_timestamp()
-    if isinstance(found, str):
-        raise GraphError(
-            f"{label} in event time needs its {side} input's event time, and {found}; for a "
-            f"join, call assign_timestamps_and_watermarks() on the {side} input right before it"
-        )
-    return found
-
-
-def event_time_of_inputs(left: DataStream[Any], right: DataStream[Any], label: str) -> PerInput:
-    """The event time of a two-input operator's records: the left's, or the (marked) right's."""
-    return PerInput(
-        event_time_of_input(left, "left", label), event_time_of_input(right, "right", label)
-    )
+def check_event_time_of_inputs(left: DataStream[Any], right: DataStream[Any], label: str) -> None:
+    """Raise ``GraphError`` naming ``label`` (the join) and the side that has no event time."""
+    for side, stream in (("left", left), ("right", right)):
+        problem = stream._event_time_problem()
+        if problem is not None:
+            raise GraphError(
+                f"{label} in event time needs its {side} input's event time: {problem}"
+            )

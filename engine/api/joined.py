@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, cast
 
-from lockgate.engine.api.join_time import event_time_of_inputs
+from lockgate.engine.api.join_time import check_event_time_of_inputs
 from lockgate.engine.errors import GraphError
 from lockgate.engine.functions.joins import (
     CoGroup,
@@ -190,9 +190,8 @@ class _WindowedPair(Generic[T1, T2]):
     ) -> DataStream[Any]:
         label = _label(self._operation, uid)
         first, second = self._first.key_by(self._keys.first), self._second.key_by(self._keys.second)
-        timestamp = None
         if getattr(self._assigner, "is_event_time", False):
-            timestamp = event_time_of_inputs(first, second, label)
+            check_event_time_of_inputs(first, second, label)
         spec = WindowSpec(
             assigner=self._assigner,
             kind=WindowFunctionKind.PROCESS,
@@ -200,7 +199,6 @@ class _WindowedPair(Generic[T1, T2]):
             trigger=self._trigger,
             evictor=self._evictor,
             allowed_lateness=self._lateness,
-            timestamp=timestamp,
         )
         return first._derive(
             OperatorKind.WINDOW,

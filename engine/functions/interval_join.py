@@ -17,7 +17,7 @@ bound, so removing the record then loses no pair. Pure: no event loop.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,16 +32,14 @@ __all__ = ["IntervalJoinSpec"]
 class IntervalJoinSpec:
     """Everything an interval join operator needs; ``check`` raises the first problem.
 
-    ``left_time`` and ``right_time`` read each side's records' event time (the watermark
-    strategies' timestamp assigners upstream); ``left_late`` and ``right_late`` are the side
+    Each side's records carry their event time (the timestamps of the watermark strategy
+    upstream of that side); ``left_late`` and ``right_late`` are the side
     outputs of each side's late records, or ``None`` to drop them.
     """
 
     lower: float
     upper: float
     function: ProcessJoinFunction[Any, Any, Any]
-    left_time: Callable[[Any], float]
-    right_time: Callable[[Any], float]
     lower_inclusive: bool = True
     upper_inclusive: bool = True
     left_late: OutputTag[Any] | None = None

@@ -4,10 +4,11 @@ Downstream of a watermark strategy every record has event time. It travels as a
 ``(timestamp, value)`` pair only where an operator downstream may read it before the next
 strategy replaces it: a process function (``ctx.timestamp()``), a connected or broadcast
 process function, a window (event-time windows place records by it; every window stamps
-its results). Maps, filters, rolling reduces, ``async_map`` and sinks never show it, so a
-strategy whose records reach none of those readers emits plain values, and its stream pays
-nothing for timestamps. An operator fed pairs by any input emits pairs. Pure: reads and
-sets the flags of the graph's nodes.
+its results), an interval join (it joins by it and stamps each pair). Maps, filters,
+rolling reduces, ``async_map`` and sinks never show it, so a strategy whose records reach
+none of those readers emits plain values, and its stream pays nothing for timestamps. An
+operator fed pairs by any input emits pairs. Pure: reads and sets the flags of the graph's
+nodes.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ TIMESTAMP_READERS = frozenset(
         OperatorKind.CO_PROCESS,
         OperatorKind.BROADCAST_PROCESS,
         OperatorKind.WINDOW,
+        OperatorKind.INTERVAL_JOIN,
     }
 )
 """The kinds whose user functions or logic may read a record's timestamp."""

@@ -1,9 +1,11 @@
 """IntervalJoinOperator: Flink's IntervalJoinOperator, both sides buffered in keyed state.
 
-Per record of either side: drop it if it is late, else add it to its side's buffer under its
+Per record of either side (its event time is the timestamp it carries, given by a watermark
+strategy upstream of its side): drop it if it is late, else add it to its side's buffer under its
 event time, join it with every buffered record of the other side within the bounds, and set
-an event-time timer at its cleanup time. When the watermark reaches a timer, the key's
-buffered records whose cleanup time has come are removed.
+an event-time timer at its cleanup time. Each joined record carries the later of its pair's
+two timestamps (Flink's), whatever the record that came second. When the watermark reaches
+a timer, the key's buffered records whose cleanup time has come are removed.
 
 A record is late when its event time is at or below the operator's watermark, which says no
 such record follows (as for windows). So a buffered record is removed only once no record
@@ -19,6 +21,7 @@ state is gone once the watermark passed the cleanup time of its last record.
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from typing import Any
 
@@ -30,11 +33,17 @@ from lockgate.engine.functions.side_outputs import OutputTag
 from lockgate.engine.functions.timers import TimeDomain
 from lockgate.engine.graph.job_graph import OperatorNode
 from lockgate.engine.runtime.operators.co_process import CoProcessOperator
+from lockgate.engine.runtime.operators.stamped_process import StampedCoProcessOperator
 from lockgate.engine.state import KeyedStateBackend, MapState, MapStateDescriptor
 from lockgate.engine.time.clock import Clock
-from lockgate.engine.time.event_time import event_time_of
 
-__all__ = ["LEFT_BUFFER", "RIGHT_BUFFER", "IntervalJoinOperator", "IntervalJoinRunner"]
+__all__ = [
+    "LEFT_BUFFER",
+    "RIGHT_BUFFER",
+    "IntervalJoinOperator",
+    "IntervalJoinRunner",
+    "StampedIntervalJoinOperator",
+]
 
 LEFT_BUFFER = MapStateDescriptor[float, list[Any]]("left-buffer")
 RIGHT_BUFFER = MapStateDescriptor[float, list[Any]]("right-buffer")
@@ -60,41 +69,39 @@ class IntervalJoinRunner(KeyedCoProcessFunction[Any, Any, Any, Any]):
         """Close the join function."""
         self.function.close()
 
-    def process_element1(self, value: Any, ctx: ProcessContext[Any]) -> list[Any] | None:
+    def process_element1(self, value: Any, ctx: ProcessContext[Any]) -> None:
         """A left record: buffer it and join it with the buffered right records in bounds."""
         spec = self.spec
-        time = event_time_of(spec.left_time, value)
+        time = _event_time_of(value, ctx)
         if time <= ctx.watermark:
             self._late(value, spec.left_late, ctx)
             return None
         _add(self.left, time, value)
-        out: list[Any] = []
         joins, call, context = spec.joins, self.function.process_element, self._context(ctx)
         for other, rights in self.right.items():
             if joins(time, other):
                 context.of(time, other)
                 for right in rights:
-                    _collect(out, call(value, right, context))
+                    _collect(ctx, call(value, right, context), max(time, other))
         ctx.timer_service().register_event_time_timer(spec.left_cleanup(time))
-        return out
+        return None
 
-    def process_element2(self, value: Any, ctx: ProcessContext[Any]) -> list[Any] | None:
+    def process_element2(self, value: Any, ctx: ProcessContext[Any]) -> None:
         """A right record: buffer it and join it with the buffered left records in bounds."""
         spec = self.spec
-        time = event_time_of(spec.right_time, value)
+        time = _event_time_of(value, ctx)
         if time <= ctx.watermark:
             self._late(value, spec.right_late, ctx)
             return None
         _add(self.right, time, value)
-        out: list[Any] = []
         joins, call, context = spec.joins, self.function.process_element, self._context(ctx)
         for other, lefts in self.left.items():
             if joins(other, time):
                 context.of(other, time)
                 for left in lefts:
-                    _collect(out, call(left, value, context))
+                    _collect(ctx, call(left, value, context), max(time, other))
         ctx.timer_service().register_event_time_timer(spec.right_cleanup(time))
-        return out
+        return None
 
     def on_timer(self, timestamp: float, ctx: ProcessContext[Any]) -> None:
         """Remove the key's buffered records whose cleanup time the watermark reached."""
@@ -129,10 +136,21 @@ def _add(buffer: MapState[float, list[Any]], time: float, value: Any) -> None:
     buffer.put(time, [value] if bucket is None else [*bucket, value])
 
 
-def _collect(out: list[Any], emitted: Any) -> None:
+def _collect(ctx: ProcessContext[Any], emitted: Any, timestamp: float) -> None:
     # The one place a joined pair's records leave: they carry the later of both times.
-    if emitted is not None:
-        out.extend(emitted)
+    for record in emitted or ():
+        ctx._collect(record, timestamp)
+
+
+def _event_time_of(value: Any, ctx: ProcessContext[Any]) -> float:
+    time = ctx.timestamp()
+    if time is None or not math.isfinite(time):
+        raise ValueError(
+            f"record {value!r} carries the timestamp {time!r}, and an interval join needs a "
+            "finite one; a record without one came from an input with no watermark strategy "
+            "(in a union or connect): call assign_timestamps_and_watermarks() on that input"
+        )
+    return time
 
 
 def _remove_due(buffer: MapState[float, list[Any]], cleanup: Any, timestamp: float) -> None:
@@ -167,3 +185,7 @@ class IntervalJoinOperator(CoProcessOperator):
         runner = self.function  # the operator's own copy of the runner
         assert isinstance(runner, IntervalJoinRunner)
         return runner.late_records_dropped
+
+
+class StampedIntervalJoinOperator(StampedCoProcessOperator, IntervalJoinOperator):
+    """The interval join over records with timestamps: event time is what they carry."""

@@ -15,7 +15,10 @@ from lockgate.engine.runtime.operators.basic import (
 )
 from lockgate.engine.runtime.operators.broadcast_process import BroadcastProcessOperator
 from lockgate.engine.runtime.operators.co_process import CoProcessOperator
-from lockgate.engine.runtime.operators.interval_join import IntervalJoinOperator
+from lockgate.engine.runtime.operators.interval_join import (
+    IntervalJoinOperator,
+    StampedIntervalJoinOperator,
+)
 from lockgate.engine.runtime.operators.rolling import AggregateOperator, ReduceOperator
 from lockgate.engine.runtime.operators.stamped import (
     StampedAggregateOperator,
@@ -64,6 +67,7 @@ STAMPED_OPERATOR_CLASSES: dict[OperatorKind, type[Operator]] = {
     OperatorKind.CO_PROCESS: StampedCoProcessOperator,
     OperatorKind.BROADCAST_PROCESS: StampedBroadcastProcessOperator,
     OperatorKind.WINDOW: StampedWindowOperator,
+    OperatorKind.INTERVAL_JOIN: StampedIntervalJoinOperator,
     OperatorKind.ASYNC_MAP: StampedAsyncWaitOperator,
 }
 """The classes of nodes whose records carry timestamps (``OperatorNode.timestamped``).

@@ -282,8 +282,8 @@ def test_an_event_time_join_needs_each_sides_event_time_naming_the_side() -> Non
 
     with pytest.raises(
         GraphError,
-        match=r"join 'paid' in event time needs its right input's event time, and source "
-        r"'payments' has no watermark strategy",
+        match=r"join 'paid' in event time needs its right input's event time: the records of "
+        r"'payments' carry no timestamps",
     ):
         windowed.apply(paid, uid="paid")
 

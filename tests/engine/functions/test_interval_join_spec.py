@@ -24,8 +24,6 @@ def spec(lower: float, upper: float, **options: Any) -> IntervalJoinSpec:
         lower=lower,
         upper=upper,
         function=options.pop("function", Nothing()),
-        left_time=float,
-        right_time=float,
         **options,
     )
 

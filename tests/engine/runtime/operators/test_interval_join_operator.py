@@ -1,8 +1,10 @@
 """The interval join operator on hand-computed inputs: bounds, order, lateness and cleanup.
 
-Each test drives one ``IntervalJoinOperator`` directly, record by record and watermark by
-watermark, so every record's lateness is exact. Records are ``(key, time, value)``; a right
-record arrives wrapped in ``SecondInput``, as the job graph's marker wraps it.
+Each test drives one interval join operator directly, record by record and watermark by
+watermark, so every record's lateness is exact. Records are ``(key, time, value)``, and
+reach the operator as the ``(time, record)`` pairs a watermark strategy upstream makes; a
+right record arrives wrapped in ``SecondInput``, as the job graph's marker wraps it. Every
+pair the operator emits must carry the later of its two times (checked on each batch).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from lockgate.engine.graph.job_graph import OperatorKind, OperatorNode
 from lockgate.engine.runtime.operators.interval_join import (
     LEFT_BUFFER,
     RIGHT_BUFFER,
-    IntervalJoinOperator,
+    StampedIntervalJoinOperator,
 )
 from lockgate.engine.state import MapStateDescriptor
 
@@ -44,17 +46,24 @@ class Pairs(ProcessJoinFunction[Event, Event, tuple[Any, ...]]):
         return [(left[2], right[2], ctx.left_timestamp(), ctx.right_timestamp(), ctx.timestamp())]
 
 
+class IntervalJoinOperator(StampedIntervalJoinOperator):
+    """The operator, fed records stamped with their times; its pairs returned unstamped."""
+
+    def process_batch(self, records: list[Any]) -> list[Any]:
+        out = super().process_batch([(_time(record), record) for record in records])
+        assert all(stamp == pair[4] for stamp, pair in out), out
+        return [pair for _, pair in out]
+
+
+def _time(record: Any) -> float:
+    return float(record.value[1] if isinstance(record, SecondInput) else record[1])
+
+
 def operator(lower: float, upper: float, **options: Any) -> IntervalJoinOperator:
-    spec = IntervalJoinSpec(
-        lower=lower,
-        upper=upper,
-        function=Pairs(),
-        left_time=lambda event: event[1],
-        right_time=lambda event: event[1],
-        **options,
-    )
+    spec = IntervalJoinSpec(lower=lower, upper=upper, function=Pairs(), **options)
     key = PerInput(lambda event: event[0], lambda event: event[0])
     node = OperatorNode(0, "j", "j", OperatorKind.INTERVAL_JOIN, spec, 1, True, key)
+    node.timestamped = node.emits_timestamps = True
     join = IntervalJoinOperator(node, clock=ManualClock())
     join.open(RuntimeContext("j", 0, 1, 128, ManualClock(), join.keyed_state))
     return join
@@ -147,7 +156,10 @@ def test_late_records_go_to_their_sides_late_outputs_when_given() -> None:
 
     join.process_batch([left(12.0, 1), right(13.0, 2), left(16.0, 3)])
 
-    assert aside.drain() == {LEFT_LATE: [("a", 12.0, 1)], RIGHT_LATE: [("a", 13.0, 2)]}
+    assert aside.drain() == {  # each with the timestamp it came with
+        LEFT_LATE: [(12.0, ("a", 12.0, 1))],
+        RIGHT_LATE: [(13.0, ("a", 13.0, 2))],
+    }
     assert join.late_records_dropped == 0
 
 
