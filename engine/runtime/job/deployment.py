@@ -18,7 +18,13 @@ from lockgate.engine.functions.side_outputs import SideOutputCollector
 from lockgate.engine.graph.job_graph import OperatorKind, OperatorNode, Partitioning
 from lockgate.engine.graph.planning import ChainEdge, ExecutionPlan, OperatorChain
 from lockgate.engine.io.sinks import Sink, SinkContext
-from lockgate.engine.io.sources import Source, SourceContext, SourceSplit, assign_splits
+from lockgate.engine.io.sources import (
+    Source,
+    SourceContext,
+    SourceSplit,
+    assign_splits,
+    reads_by_split,
+)
 from lockgate.engine.runtime.network.barrier_aligner import AlignmentMode, BarrierAligner
 from lockgate.engine.runtime.network.input_channel_state import InputChannelState
 from lockgate.engine.runtime.network.input_gate import InputGate
@@ -35,6 +41,7 @@ from lockgate.engine.runtime.network.transport.local import local_channel
 from lockgate.engine.runtime.operators.base import Operator
 from lockgate.engine.runtime.operators.kinds import create_operator
 from lockgate.engine.runtime.operators.scope import OperatorScope
+from lockgate.engine.runtime.operators.timestamps import TimestampsOperator
 from lockgate.engine.runtime.snapshots.subtask_checkpointer import (
     CheckpointContext,
     SubtaskCheckpointer,
@@ -188,6 +195,7 @@ class _SubtaskBuilder:
             )
         )
         head, tail = self._head(chain, index), self._tail(chain, index)
+        _watermarks_by_split(head, operators)
         return SubtaskActor(settings, head, operators, tail, checkpointer)
 
     def close_keyed_states(self) -> None:
@@ -316,6 +324,17 @@ class _SubtaskBuilder:
         if edge.partitioning is Partitioning.BROADCAST:
             return BroadcastPartitioner()
         return RebalancePartitioner(start=index)
+
+
+def _watermarks_by_split(head: Head, operators: list[Operator]) -> None:
+    # A source's own watermarks (its strategy chained first) are made split by split when
+    # its reader tells each record's split, as Flink's per-split watermarks.
+    if not (isinstance(head, SourceHead) and operators):
+        return
+    first = operators[0]
+    if isinstance(first, TimestampsOperator) and reads_by_split(head.reader):
+        head.read_by_split()
+        first.read_splits_from(head, [split.split_id for split in head.splits])
 
 
 _ENDS = (OperatorKind.SOURCE, OperatorKind.SINK)

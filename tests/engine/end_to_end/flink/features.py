@@ -17,7 +17,6 @@ from lockgate.engine import (
     DataStream,
     KeyedStream,
     ProcessContext,
-    WatermarkStrategy,
     WindowedStream,
 )
 from tests.engine.end_to_end.flink.scenarios import Case
@@ -87,11 +86,6 @@ FEATURES = (
         lambda: hasattr(KeyedStream, "interval_join"),
     ),
     TIMESTAMPS,
-    Feature(
-        "per-split watermarks (rename the reader hooks splits.py assumes to their API)",
-        ("per_split",),
-        lambda: hasattr(WatermarkStrategy, "for_generator"),
-    ),
 )
 
 
