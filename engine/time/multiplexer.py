@@ -3,7 +3,10 @@
 Flink's ``WatermarkOutputMultiplexer`` with ``CombinedWatermarkStatus``: each registered
 output (a split) has its own watermark and idleness; the combined watermark is the minimum
 over the active outputs, and only goes up; the combined stream is idle while every output
-is. Pure: each call returns what to pass on downstream, in order.
+is. An output is *immediate* (each change may pass a new combined watermark on at once: a
+punctuated generator's) or *deferred* (``deferred=True``: changes wait for ``update``, as
+periodic emission gathers every split's before combining them). Pure: each call returns
+what to pass on downstream, in order.
 """
 
 from __future__ import annotations
@@ -70,9 +73,11 @@ class WatermarkOutputMultiplexer:
         """Remove ``output`` (its split finished): it no longer holds the others back."""
         if self._outputs.pop(output, None) is None:
             return []
-        return self._update()
+        return self.update()
 
-    def emit(self, output: str, timestamp: float) -> list[CombinedOutput]:
+    def emit(
+        self, output: str, timestamp: float, *, deferred: bool = False
+    ) -> list[CombinedOutput]:
         """``output`` emitted a watermark at ``timestamp`` (and is active)."""
         partial = self._outputs[output]
         woke, partial.idle = partial.idle, False
@@ -80,25 +85,26 @@ class WatermarkOutputMultiplexer:
             partial.watermark = timestamp
         elif not woke:
             return []
-        return self._update()
+        return [] if deferred else self.update()
 
-    def mark_idle(self, output: str) -> list[CombinedOutput]:
+    def mark_idle(self, output: str, *, deferred: bool = False) -> list[CombinedOutput]:
         """``output`` is idle: it no longer holds the combined watermark back."""
         partial = self._outputs[output]
         if partial.idle:
             return []
         partial.idle = True
-        return self._update()
+        return [] if deferred else self.update()
 
-    def mark_active(self, output: str) -> list[CombinedOutput]:
+    def mark_active(self, output: str, *, deferred: bool = False) -> list[CombinedOutput]:
         """``output`` counts again, with the watermark it had."""
         partial = self._outputs[output]
         if not partial.idle:
             return []
         partial.idle = False
-        return self._update()
+        return [] if deferred else self.update()
 
-    def _update(self) -> list[CombinedOutput]:
+    def update(self) -> list[CombinedOutput]:
+        """Combine the outputs as they are now (after deferred changes); return what changed."""
         if not self._outputs:  # every split finished: nothing to combine (the end is near)
             return []
         active = [p.watermark for p in self._outputs.values() if not p.idle]

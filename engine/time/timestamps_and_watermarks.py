@@ -46,7 +46,10 @@ class SplitRun:
 
 
 class _Output:
-    """One split's ``WatermarkOutput``: what its generator emits goes through the multiplexer."""
+    """One split's ``WatermarkOutput``: what its generator emits goes through the multiplexer.
+
+    Immediate while records are seen, deferred during a periodic emission (Flink's two).
+    """
 
     __slots__ = ("_key", "_owner")
 
@@ -55,13 +58,18 @@ class _Output:
         self._key = key
 
     def emit_watermark(self, watermark: Watermark) -> None:
-        self._owner.changed(self._owner.multiplexer.emit(self._key, watermark.timestamp))
+        owner = self._owner
+        owner.changed(
+            owner.multiplexer.emit(self._key, watermark.timestamp, deferred=owner.deferred)
+        )
 
     def mark_idle(self) -> None:
-        self._owner.changed(self._owner.multiplexer.mark_idle(self._key))
+        owner = self._owner
+        owner.changed(owner.multiplexer.mark_idle(self._key, deferred=owner.deferred))
 
     def mark_active(self) -> None:
-        self._owner.changed(self._owner.multiplexer.mark_active(self._key))
+        owner = self._owner
+        owner.changed(owner.multiplexer.mark_active(self._key, deferred=owner.deferred))
 
 
 class _Split:
@@ -113,6 +121,7 @@ class TimestampsAndWatermarks:
         self._had_records = False
         self._reader_idle: frozenset[str] = frozenset()
         self._done = False
+        self.deferred = False  # during a periodic emission: the outputs combine at its end
         self.by_split = splits is not None
         for split_id in [SUBTASK_OUTPUT] if splits is None else splits:
             self._add(split_id)
@@ -169,18 +178,20 @@ class TimestampsAndWatermarks:
         """Ask the generators, if ``interval`` passed since they were last asked; return changes.
 
         Idleness is decided here first: a split without records for the idle timeout goes
-        idle, and its generator is not asked while it stays so.
+        idle, and its generator is not asked while it stays so. The splits' watermarks are
+        combined once all were asked, as Flink's deferred outputs.
         """
         if self._done or now < self._next_emit:
             return []
         self._next_emit = now + interval
-        self._pending = []
-        for key, split in list(self._splits.items()):
-            if self._timed_out(key, split, now):
-                continue
-            split.generator.on_periodic_emit(split.output)
-        changes, self._pending = self._pending, []
-        return [change for _, change in changes]
+        self.deferred = True
+        try:
+            for key, split in list(self._splits.items()):
+                if not self._timed_out(key, split, now):
+                    split.generator.on_periodic_emit(split.output)
+        finally:
+            self.deferred = False
+        return self.multiplexer.update()
 
     def mark_without_input(self) -> WatermarkStatus | None:
         """The subtask reads nothing (a source subtask without splits): idle for good.
@@ -241,7 +252,7 @@ class TimestampsAndWatermarks:
             split.last_active = now
         if not split.timed_out and now - split.last_active >= self._timeout:
             split.timed_out = True
-            self.changed(self.multiplexer.mark_idle(key))
+            self.multiplexer.mark_idle(key, deferred=True)
         return split.timed_out
 
     def _mark_reader_idle(self, idle: frozenset[str]) -> None:

@@ -72,3 +72,12 @@ def test_the_last_output_unregistered_changes_nothing() -> None:
 
     assert multiplexer.unregister("a") == []
     assert (multiplexer.combined, multiplexer.idle) == (10.0, False)
+
+
+def test_deferred_changes_combine_only_when_updated() -> None:
+    multiplexer = _of("a", "b")
+    multiplexer.mark_idle("b")
+
+    assert multiplexer.emit("a", 30.0, deferred=True) == []
+    assert multiplexer.emit("b", 20.0, deferred=True) == []
+    assert multiplexer.update() == [Watermark(20.0)]

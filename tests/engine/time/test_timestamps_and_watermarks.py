@@ -212,3 +212,14 @@ def test_nothing_is_due_once_finished() -> None:
     applied.finish()
 
     assert applied.on_periodic_emit(now=10.0, interval=0.0) == []
+
+
+def test_a_periodic_emission_combines_the_splits_once_every_one_was_asked() -> None:
+    applied = _applied(MONOTONOUS.with_idleness(5.0), splits=["a", "b"])
+    applied.on_batch([10.0, 5.0], 0.0, runs=[SplitRun("a", 1), SplitRun("b", 1)])
+    applied.on_periodic_emit(now=0.0, interval=0.0)
+    assert applied.on_periodic_emit(now=5.0, interval=0.0) == [IDLE]
+
+    applied.on_batch([30.0, 20.0], 7.0, runs=[SplitRun("a", 1), SplitRun("b", 1)])
+
+    assert applied.on_periodic_emit(now=7.0, interval=0.0) == [ACTIVE, Watermark(below(20.0))]
