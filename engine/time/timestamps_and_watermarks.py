@@ -121,6 +121,7 @@ class TimestampsAndWatermarks:
         self._had_records = False
         self._reader_idle: frozenset[str] = frozenset()
         self._done = False
+        self._without_input = False
         self.deferred = False  # during a periodic emission: the outputs combine at its end
         self.by_split = splits is not None
         for split_id in [SUBTASK_OUTPUT] if splits is None else splits:
@@ -133,8 +134,8 @@ class TimestampsAndWatermarks:
 
     @property
     def idle(self) -> bool:
-        """Whether the subtask is idle now (every split is)."""
-        return self.multiplexer.idle
+        """Whether the subtask is idle now (every split is, or it reads nothing)."""
+        return self.multiplexer.idle or self._without_input
 
     @property
     def split_watermarks(self) -> dict[str, float | None]:
@@ -200,7 +201,7 @@ class TimestampsAndWatermarks:
         """
         if self._done:
             return None
-        self._done = True
+        self._done = self._without_input = True
         return _IDLE
 
     def finish(self) -> None:

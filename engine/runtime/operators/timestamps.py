@@ -107,6 +107,19 @@ class TimestampsOperator(Operator):
         return self.watermarks.mark_without_input()
 
     @property
+    def split_watermarks(self) -> dict[str, float | None]:
+        """Each split's watermark (``None`` while idle); empty unless made split by split."""
+        watermarks = self._watermarks
+        return {} if watermarks is None else watermarks.split_watermarks
+
+    def aligned_watermark(self) -> float | None:
+        """The subtask's watermark for its alignment group: ``None`` while it is idle."""
+        watermarks = self._watermarks
+        if watermarks is None:
+            return -math.inf
+        return None if watermarks.idle else watermarks.current
+
+    @property
     def idle_timeout(self) -> float | None:
         """Seconds without a record after which a split or the subtask goes idle, if ever."""
         return self.strategy.idle_timeout

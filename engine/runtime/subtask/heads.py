@@ -15,6 +15,7 @@ from lockgate.engine.io.sources import SourceReader, SourceSplit, SplitRecords
 from lockgate.engine.runtime.network.input_gate import GateItem, InputGate
 from lockgate.engine.runtime.operators.scope import OperatorScope
 from lockgate.engine.runtime.snapshots.capture import StateCapture
+from lockgate.engine.runtime.subtask.source_alignment import SourceAlignment
 from lockgate.engine.time.timestamps_and_watermarks import SplitRun
 
 __all__ = ["GateHead", "Head", "SourceHead"]
@@ -73,6 +74,10 @@ class Head(Protocol):
 
     def end_input(self) -> None:
         """End the input now, as if it had been read out (stop-with-savepoint, drained)."""
+
+    @property
+    def watermark_alignment_drift(self) -> float | None:
+        """How far an aligned source is above its group's watermark; else ``None``."""
 
     @property
     def reads_nothing(self) -> bool:
@@ -134,6 +139,7 @@ class GateHead:
         """Channels end when their upstream subtasks end."""
 
     reads_nothing = False
+    watermark_alignment_drift = None
 
     def alignment_started_at(self, checkpoint_id: int, *, default: float) -> float:
         """When the first barrier of ``checkpoint_id`` arrived, or ``default``."""
@@ -162,7 +168,8 @@ class SourceHead:
     what a checkpoint of this subtask must record. Read by split (``read_by_split``, for
     per-split watermarks), a batch also travels with the split of each of its records
     (``split_runs``) and the splits the reader said were idle once it read it
-    (``reader_idle``).
+    (``reader_idle``). Aligned with other sources (``align_with``), the fetch task waits
+    before each read while the subtask runs ahead of its group.
     """
 
     def __init__(
@@ -183,10 +190,15 @@ class SourceHead:
         self._by_split = False
         self.split_runs: tuple[SplitRun, ...] | None = None
         self.reader_idle: frozenset[str] | None = None
+        self.alignment: SourceAlignment | None = None
 
     def read_by_split(self) -> None:
         """Read with ``read_splits``, keeping the split of each record (before ``start``)."""
         self._by_split = True
+
+    def align_with(self, alignment: SourceAlignment) -> None:
+        """Pause reading while ``alignment`` says the subtask runs ahead (before ``start``)."""
+        self.alignment = alignment
 
     async def open(self, doorbell: Doorbell) -> None:
         """Open the reader; fetched batches will ring ``doorbell``."""
@@ -214,7 +226,9 @@ class SourceHead:
         return records
 
     async def close(self) -> None:
-        """Close the reader."""
+        """Close the reader; leave the alignment group."""
+        if self.alignment is not None:
+            self.alignment.leave()
         with self._scope:
             await self.reader.close()
 
@@ -248,6 +262,11 @@ class SourceHead:
     def end_input(self) -> None:
         """Deliver ``EndOfInput`` next: batches fetched but not polled are never delivered."""
         self._ended = True
+
+    @property
+    def watermark_alignment_drift(self) -> float | None:
+        """How far this subtask's watermark is above its alignment group's, if aligned."""
+        return None if self.alignment is None else self.alignment.drift
 
     @property
     def reads_nothing(self) -> bool:
@@ -287,9 +306,13 @@ class SourceHead:
         assert self._fetched is not None
         read = self._read_by_split if self._by_split else self._read
         while True:
+            if self.alignment is not None:
+                await self.alignment.wait_until_allowed()
             with self._scope:
                 fetched = await read()
             if fetched is None:
+                if self.alignment is not None:
+                    self.alignment.leave()
                 self._fetched.close()
                 return
             await self._fetched.send(fetched)

@@ -86,6 +86,12 @@ class OperatorPipeline:
         return self._watermark
 
     @property
+    def split_watermarks(self) -> dict[str, float | None]:
+        """Each split's watermark, where the chain's head makes them split by split."""
+        first = self._punctuating.get(0)
+        return {} if first is None else first.split_watermarks
+
+    @property
     def side_output_records(self) -> dict[str, int]:
         """Records sent to each read side output of the chain's last operator, by tag."""
         return {} if self._side is None else dict(self._side.sent)
