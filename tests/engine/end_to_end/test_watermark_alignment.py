@@ -47,7 +47,7 @@ async def test_a_source_ahead_of_its_group_pauses_until_the_group_catches_up() -
         await job.wait()
 
     assert read_while_paused <= 40  # 4 + 10, and a batch or two read ahead
-    assert rounds >= 30  # of 1000 in steps of about the drift
+    assert rounds >= 15  # 1000 s of event time, in steps of a few times the drift
     assert max(drifts) <= 10.0 + 30.0
 
 
