@@ -71,6 +71,9 @@ class WatermarkGenerator(ABC, Generic[T_contra]):
     every batch when the interval is 0). A watermark emitted in ``on_event`` leaves right
     after that record, before the next one; one emitted in ``on_periodic_emit`` after the
     records read so far. A generator belongs to one subtask: it is called by one task only.
+    A periodic generator may also define ``on_timestamps(timestamps)``, which then replaces
+    the ``on_event`` calls of a batch by one call with the batch's event times (as the
+    built-in one does, so that periodic watermarks cost one call per batch).
     """
 
     @abstractmethod
