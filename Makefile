@@ -66,6 +66,7 @@ bench: install-examples
 	$(BIN)/python bench/async_io.py
 	$(BIN)/python bench/unaligned.py
 	$(BIN)/python bench/event_time.py
+	$(BIN)/python bench/watermark_generators.py
 	$(BIN)/python bench/windows.py
 	$(BIN)/python bench/timestamps.py
 	$(BIN)/python bench/simulation.py

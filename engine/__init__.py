@@ -80,6 +80,7 @@ from lockgate.engine.io.sources import (
     SourceProgress,
     SourceReader,
     SourceSplit,
+    SplitRecords,
 )
 from lockgate.engine.restore.compatibility import RestoreReport, check_restore
 from lockgate.engine.restore.reader import OperatorContents, SnapshotContents, read_snapshot
@@ -116,7 +117,13 @@ from lockgate.engine.state import (
 )
 from lockgate.engine.state.key_groups import key_group_for, stable_hash, subtask_for_key_group
 from lockgate.engine.time.clock import Clock, ManualClock, SystemClock
-from lockgate.engine.time.watermarks import WatermarkStrategy
+from lockgate.engine.time.generators import (
+    BoundedOutOfOrdernessWatermarks,
+    WatermarkGenerator,
+    WatermarkGeneratorContext,
+    WatermarkOutput,
+)
+from lockgate.engine.time.watermarks import WatermarkAlignment, WatermarkStrategy
 from lockgate.engine.windows import (
     ContinuousEventTimeTrigger,
     CountEvictor,
@@ -149,6 +156,7 @@ from lockgate.engine.windows import (
 )
 
 __all__ = [
+    "BoundedOutOfOrdernessWatermarks",
     "BroadcastConnectedStream",
     "BroadcastContext",
     "BroadcastStream",
@@ -283,12 +291,17 @@ __all__ = [
     "StateEncodingError",
     "SourceReader",
     "SourceSplit",
+    "SplitRecords",
     "StreamEnvironment",
     "SubtaskMetrics",
     "SystemClock",
     "ValueState",
     "ValueStateDescriptor",
     "Watermark",
+    "WatermarkAlignment",
+    "WatermarkGenerator",
+    "WatermarkGeneratorContext",
+    "WatermarkOutput",
     "WatermarkStatus",
     "WatermarkStrategy",
     "key_group_for",

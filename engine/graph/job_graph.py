@@ -205,6 +205,7 @@ class JobGraph:
             self._check_stateful_uids,
             self._check_parallelism,
             self._check_edges,
+            self._check_alignment,
         )
         for check in checks:
             check()
@@ -249,6 +250,27 @@ class JobGraph:
                     f"'{edge.source.uid}' but parallelism {edge.target.parallelism} != "
                     f"{edge.source.parallelism}; give both the same parallelism or call "
                     "rebalance()"
+                )
+
+    def _check_alignment(self) -> None:
+        # Watermark alignment pauses a source's reading: only a source's own strategy can.
+        drifts: dict[str, tuple[float, str]] = {}
+        for node in self.nodes:
+            alignment = getattr(node.function, "alignment", None)
+            if node.kind is not OperatorKind.TIMESTAMPS or alignment is None:
+                continue
+            if [edge.source.kind for edge in self.inputs(node)] != [OperatorKind.SOURCE]:
+                raise GraphError(
+                    f"operator '{node.uid}' aligns watermarks (group '{alignment.group}') but "
+                    "reads no source: alignment pauses a source's reading, so give the "
+                    "strategy to from_source(..., watermark_strategy=...)"
+                )
+            drift, first = drifts.setdefault(alignment.group, (alignment.max_drift, node.uid))
+            if drift != alignment.max_drift:
+                raise GraphError(
+                    f"operators '{first}' and '{node.uid}' align watermarks in group "
+                    f"'{alignment.group}' with max_drift {drift} and {alignment.max_drift}; "
+                    "give every source of a group the same max_drift"
                 )
 
     def _check_node(self, node: OperatorNode) -> None:

@@ -168,6 +168,23 @@ METRICS: tuple[MetricName, ...] = (
         "the newest watermark the subtask sent on; none before the first and after the last",
     ),
     MetricName(
+        "watermark_alignment_drift",
+        "watermarkAlignmentDrift",
+        _T,
+        _G,
+        "event time",
+        "how far a source subtask's watermark is above its alignment group's; none unless aligned",
+    ),
+    MetricName(
+        "split_watermarks",
+        "currentSplitWatermark",
+        _O,
+        _G,
+        "event time",
+        "the watermark of each split of a source subtask that reads by split (label split); "
+        "none while the split is idle or before its first",
+    ),
+    MetricName(
         "late_records_dropped",
         "numLateRecordsDropped",
         _O,

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from lockgate.engine import WatermarkStrategy
 from tests.engine.end_to_end.flink.scenarios import Case
 
 
@@ -28,13 +27,7 @@ class Feature:
         return case.scenario.startswith(self.prefixes)
 
 
-FEATURES = (
-    Feature(
-        "per-split watermarks (rename the reader hooks splits.py assumes to their API)",
-        ("per_split",),
-        lambda: hasattr(WatermarkStrategy, "for_generator"),
-    ),
-)
+FEATURES: tuple[Feature, ...] = ()
 
 
 def missing_for(case: Case) -> list[Feature]:

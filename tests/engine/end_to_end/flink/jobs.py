@@ -1,13 +1,15 @@
 """A scenario's job in lockgate: the same records, watermarks, steps and job as Flink's side.
 
-Watermarks advance per record as in Flink's run: one subtask everywhere, batches of one record
-and no auto-watermark interval, so the source emits a watermark after every record that
-advances it (the bounded-out-of-orderness rule). Each output stream ends in a
+Watermarks advance per record as in Flink's run: one subtask everywhere and a punctuated
+generator (``PerRecord``, Flink's side has the same) that emits after every record that
+advances it (the bounded-out-of-orderness rule), at the default batch size: the watermark
+leaves right after its record whatever the batch. Each output stream ends in a
 ``WatermarkLog``, which sees records and watermarks in arrival order, as Flink's probe does.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from lockgate.connectors import CollectionSource
@@ -23,6 +25,8 @@ from lockgate.engine import (
     StreamEnvironment,
     TumblingEventTimeWindows,
     Watermark,
+    WatermarkGenerator,
+    WatermarkOutput,
     WatermarkStrategy,
 )
 from tests.engine.end_to_end.flink import functions as fn
@@ -41,7 +45,7 @@ async def run_in_lockgate(
     The timestamp is ``None`` unless ``timestamps``: then each output passes a keyed process
     function that reads its timestamp (``ctx.timestamp()``) on the way to its log.
     """
-    env = StreamEnvironment(parallelism=1, batch_size=1, auto_watermark_interval=0.0)
+    env = StreamEnvironment(parallelism=1)
     logs: dict[str, WatermarkLog] = {}
     stream = source(env, job)
     for step in job.get("steps", []):
@@ -65,11 +69,24 @@ def entries(log: WatermarkLog, *, timestamps: bool) -> list[list[Any]]:
     return found
 
 
+class PerRecord(WatermarkGenerator[Event]):
+    """Punctuated: after each record, just below the newest time seen minus the delay."""
+
+    def __init__(self, delay: float) -> None:
+        self.delay = delay
+        self.newest = -math.inf
+
+    def on_event(self, event: Event, timestamp: float, output: WatermarkOutput) -> None:
+        if timestamp > self.newest:
+            self.newest = timestamp
+            output.emit_watermark(Watermark(math.nextafter(timestamp - self.delay, -math.inf)))
+
+
 def source(env: StreamEnvironment, job: dict[str, Any]) -> DataStream[Event]:
     records = [Event(r[0], float(r[1]), r[2], r[3] if len(r) > 3 else None) for r in job["records"]]
-    strategy = WatermarkStrategy.for_bounded_out_of_orderness(
-        job["watermarks"]["out_of_orderness"]
-    ).with_timestamp_assigner(lambda e: e.time)
+    delay = float(job["watermarks"]["out_of_orderness"])
+    strategy = WatermarkStrategy.for_generator(lambda context: PerRecord(delay))
+    strategy = strategy.with_timestamp_assigner(lambda e: e.time)
     if "source" in job:
         splits = ScriptedSplitsSource(records, job["source"]["splits"], job["source"]["idle"])
         return env.from_source(splits, uid="records", watermark_strategy=strategy)

@@ -43,7 +43,11 @@ def node(kind: OperatorKind, function: Any, *, timestamped: bool = True) -> Oper
 
 
 def opened(kind: OperatorKind, function: Any, clock: ManualClock | None = None) -> Any:
-    operator = create_operator(node(kind, function), clock=clock or ManualClock())
+    return opened_node(node(kind, function), clock)
+
+
+def opened_node(built: OperatorNode, clock: ManualClock | None = None) -> Any:
+    operator = create_operator(built, clock=clock or ManualClock())
     operator.open(RuntimeContext("op", 0, 1, 128, clock or ManualClock(), operator.keyed_state))
     return operator
 
@@ -169,7 +173,7 @@ def test_a_watermark_strategy_replaces_the_timestamps_records_had() -> None:
     restamped = opened(OperatorKind.TIMESTAMPS, strategy).process_batch([(1.0, ("a", 2))])
     first = node(OperatorKind.TIMESTAMPS, strategy, timestamped=False)
     first.emits_timestamps = True
-    stamped = create_operator(first)
+    stamped = opened_node(first)
 
     assert restamped == [(200.0, ("a", 2))]
     assert stamped.process_batch([("a", 3)]) == [(300.0, ("a", 3))]
@@ -179,7 +183,8 @@ def test_a_watermark_strategy_whose_timestamps_nobody_reads_passes_records_uncha
     strategy = WatermarkStrategy.for_monotonous_timestamps().with_timestamp_assigner(
         lambda r: r[1] * 100.0
     )
-    unread = create_operator(node(OperatorKind.TIMESTAMPS, strategy, timestamped=False))
+    unread = opened_node(node(OperatorKind.TIMESTAMPS, strategy, timestamped=False))
 
     assert unread.process_batch([("a", 3)]) == [("a", 3)]
-    assert unread.generator.current == math.nextafter(300.0, -math.inf)
+    unread.watermarks.on_periodic_emit(0.0, 0.2)
+    assert unread.watermarks.current == math.nextafter(300.0, -math.inf)
