@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from lockgate.engine.state.handles import ValueState
+from lockgate.engine.state.memory.layers import ABSENT
+from lockgate.engine.state.memory.versioned_table import VersionedTable
 from lockgate.engine.state.scope import StateScope
 
 __all__ = ["HeapValueState"]
@@ -22,22 +24,26 @@ class HeapValueState(ValueState[V]):
 
     __slots__ = ("_default", "_scope", "_table")
 
-    def __init__(self, scope: StateScope, table: dict[Any, Any], default: V) -> None:
+    def __init__(self, scope: StateScope, table: VersionedTable, default: V) -> None:
         self._scope = scope
         self._table = table
         self._default = default
 
     def value(self) -> V:
         """Return the current key's value, or the descriptor's default."""
-        return self._table.get(self._scope.current_key, self._default)  # type: ignore[no-any-return]
+        table, key = self._table, self._scope.current_key
+        value = table.live.get(key, ABSENT)
+        if value is ABSENT:
+            return table.below(key, self._default)  # type: ignore[no-any-return]
+        return value  # type: ignore[no-any-return]
 
     def update(self, value: V) -> None:
         """Set the current key's value; ``None`` clears it."""
         if value is None:
             self.clear()
         else:
-            self._table[self._scope.current_key] = value
+            self._table.live[self._scope.current_key] = value
 
     def clear(self) -> None:
         """Remove the current key's value."""
-        self._table.pop(self._scope.current_key, None)
+        self._table.discard(self._scope.current_key)
