@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any, Generic, TypeVar
 
 from lockgate.engine.state.memory.entry import StateEntry
-from lockgate.engine.state.memory.layers import ABSENT
 from lockgate.engine.state.memory.versioned_table import VersionedTable
 from lockgate.engine.state.scope import StateScope
 
@@ -21,6 +20,7 @@ class CopyOnWriteState(Generic[C]):
     the current epoch changes it in place (O(1)); a write to an older entry first puts a
     copy owned by the current epoch in the table's live layer (once per key per snapshot);
     a key whose container becomes empty is removed, so tables never hold empty entries.
+    Reads go through ``VersionedTable.get``: a dict's own ``get`` while nothing is frozen.
     """
 
     __slots__ = ("_scope", "_table")
@@ -36,22 +36,16 @@ class CopyOnWriteState(Generic[C]):
 
     def clear(self) -> None:
         """Remove the current key's state."""
-        self._table.discard(self._scope.current_key)
+        self._table.pop(self._scope.current_key, None)
 
     def _readable(self) -> C | None:
-        table, key = self._table, self._scope.current_key
-        entry: Any = table.live.get(key, ABSENT)
-        if entry is ABSENT:
-            entry = table.below(key, None)
+        entry = self._table.get(self._scope.current_key)
         return None if entry is None else entry.value
 
     def _writable(self) -> StateEntry[C]:
         """Return the current key's entry, owned by the current epoch (made or copied)."""
-        scope, table = self._scope, self._table
-        key = scope.current_key
-        entry: Any = table.live.get(key, ABSENT)
-        if entry is ABSENT:
-            entry = table.below(key, None)
+        scope = self._scope
+        entry = self._table.get(scope.current_key)
         if entry is not None and entry.epoch == scope.epoch:
             return entry  # type: ignore[no-any-return]
         return self._own(entry)

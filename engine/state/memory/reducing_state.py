@@ -38,12 +38,9 @@ class HeapReducingState(ReducingState[V]):
     def add(self, value: V) -> None:
         """Fold ``value`` into the current key's reduced value."""
         table, key = self._table, self._scope.current_key
-        live = table.live
-        previous = live.get(key, ABSENT)
-        if previous is ABSENT:
-            previous = table.below(key)
-        live[key] = value if previous is ABSENT else self._reduce(previous, value)
+        previous = table.get(key, ABSENT)
+        table.live[key] = value if previous is ABSENT else self._reduce(previous, value)
 
     def clear(self) -> None:
         """Remove the current key's reduced value."""
-        self._table.discard(self._scope.current_key)
+        self._table.pop(self._scope.current_key, None)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import TypeVar
 
 from lockgate.engine.state.handles import ValueState
-from lockgate.engine.state.memory.layers import ABSENT
 from lockgate.engine.state.memory.versioned_table import VersionedTable
 from lockgate.engine.state.scope import StateScope
 
@@ -31,11 +30,7 @@ class HeapValueState(ValueState[V]):
 
     def value(self) -> V:
         """Return the current key's value, or the descriptor's default."""
-        table, key = self._table, self._scope.current_key
-        value = table.live.get(key, ABSENT)
-        if value is ABSENT:
-            return table.below(key, self._default)  # type: ignore[no-any-return]
-        return value  # type: ignore[no-any-return]
+        return self._table.get(self._scope.current_key, self._default)  # type: ignore[no-any-return]
 
     def update(self, value: V) -> None:
         """Set the current key's value; ``None`` clears it."""
@@ -46,4 +41,4 @@ class HeapValueState(ValueState[V]):
 
     def clear(self) -> None:
         """Remove the current key's value."""
-        self._table.discard(self._scope.current_key)
+        self._table.pop(self._scope.current_key, None)

@@ -27,25 +27,34 @@ class VersionedTable(MutableMapping[Any, Any]):
     ABSENT)`` first and call ``below`` only when that finds nothing.
     """
 
-    __slots__ = ("_deleted", "_fold", "_frozen", "live")
+    __slots__ = ("_deleted", "_fold", "_frozen", "below", "get", "live", "pop")
+
+    get: Callable[..., Any]
+    """``get(key, default=None)``: ``key``'s value, or ``default``; the live dict's own, in C,
+    while nothing is frozen."""
+
+    pop: Callable[..., Any]
+    """``pop(key[, default])``: remove ``key`` and return its value, as ``dict.pop`` does; the
+    live dict's own, in C, while nothing is frozen."""
+
+    below: Callable[[Any, Any], Any]
+    """``below(key, default)``: ``key``'s value under ``live``, or ``default``, for a key
+    ``live`` misses (a key ``live`` holds then holds a tombstone: nothing is below it); a C
+    call that finds nothing while nothing is frozen."""
 
     def __init__(self) -> None:
         self.live: dict[Any, Any] = {}
         self._frozen: Layers = ()
         self._deleted: set[Any] = set()  # keys tombstoned in live (some may be set since)
         self._fold = TableFold()
+        self._read_live()
 
     @property
     def frozen_layers(self) -> int:
         """How many frozen layers are under ``live`` (0 once folded)."""
         return len(self._frozen)
 
-    def below(self, key: Any, default: Any = ABSENT) -> Any:
-        """Return ``key``'s value under ``live``, or ``default``; for a key ``live`` misses.
-
-        A key ``live`` holds (it then holds a tombstone, since the caller found no value)
-        has no value below it either.
-        """
+    def _layered_below(self, key: Any, default: Any) -> Any:
         frozen = self._frozen
         if not frozen or key in self.live:
             return default
@@ -59,13 +68,27 @@ class VersionedTable(MutableMapping[Any, Any]):
             return _EMPTY.get
         if len(frozen) == 1 and not self._deleted:
             return frozen[0].get
-        return self.below
+        return self._layered_below
 
-    def get(self, key: Any, default: Any = None) -> Any:
-        """Return ``key``'s value, or ``default``."""
+    def _read_live(self) -> None:
+        self.get, self.pop, self.below = self.live.get, self.live.pop, _EMPTY.get
+
+    def _read_layers(self) -> None:
+        self.get, self.pop, self.below = self._layered_get, self._layered_pop, self._layered_below
+
+    def _layered_pop(self, key: Any, *default: Any) -> Any:
+        value = self._layered_get(key, ABSENT)
+        if value is not ABSENT:
+            self.discard(key)
+            return value
+        if default:
+            return default[0]
+        raise KeyError(key)
+
+    def _layered_get(self, key: Any, default: Any = None) -> Any:
         value = self.live.get(key, ABSENT)
         if value is ABSENT:
-            value = self.below(key)
+            value = self._layered_below(key, ABSENT)
         return default if value is ABSENT else value
 
     def discard(self, key: Any) -> None:
@@ -87,6 +110,7 @@ class VersionedTable(MutableMapping[Any, Any]):
         self._frozen = (self.live, *self._frozen)
         self.live = {}
         self._deleted = set()
+        self._read_layers()
         return self._frozen
 
     def fold(self, budget: int, *, held: bool) -> int:
@@ -114,6 +138,10 @@ class VersionedTable(MutableMapping[Any, Any]):
         """Set the layers, for ``TableFold``: the same mapping, fewer layers."""
         self.live = live
         self._frozen = frozen
+        if frozen:
+            self._read_layers()
+        else:
+            self._read_live()
 
     def rewrite(self, convert: Callable[[Any], Any]) -> None:
         """Replace every value with ``convert(value)``, in ``live`` (frozen layers stay)."""
@@ -134,9 +162,12 @@ class VersionedTable(MutableMapping[Any, Any]):
         self.live[key] = value
 
     def __delitem__(self, key: Any) -> None:
-        if self.get(key, ABSENT) is ABSENT:
+        if not self._frozen:
+            del self.live[key]
+        elif self.get(key, ABSENT) is ABSENT:
             raise KeyError(key)
-        self.discard(key)
+        else:
+            self.discard(key)
 
     def __contains__(self, key: object) -> bool:
         return self.get(key, ABSENT) is not ABSENT

@@ -132,6 +132,7 @@ KEYS = st.integers(0, 5)
 OPERATIONS = st.one_of(
     st.tuples(st.just("set"), KEYS, st.integers(0, 9)),
     st.tuples(st.just("delete"), KEYS, st.just(0)),
+    st.tuples(st.just("pop"), KEYS, st.just(0)),
     st.tuples(st.just("freeze"), st.just(0), st.just(0)),
     st.tuples(st.just("release"), st.integers(0, 9), st.just(0)),
     st.tuples(st.just("fold"), st.integers(1, 3), st.just(0)),
@@ -150,6 +151,8 @@ def test_the_table_and_every_held_version_read_as_their_models(operations: list[
         elif operation == "delete":
             table.discard(argument)
             model.pop(argument, None)
+        elif operation == "pop":
+            assert table.pop(argument, None) == model.pop(argument, None)
         elif operation == "freeze":
             held.append((table.freeze(), dict(model)))
         elif operation == "release" and held:
@@ -157,13 +160,14 @@ def test_the_table_and_every_held_version_read_as_their_models(operations: list[
         elif operation == "fold":
             table.fold(argument, held=bool(held))
         assert dict(table.items()) == model
+        assert [table.get(key, ABSENT) for key in range(6)] == [
+            model.get(key, ABSENT) for key in range(6)
+        ]
         assert len(table) == count(table.layers()) == len(model)
         assert all(read(version) == expected for version, expected in held)
 
 
-def test_a_fold_ends_even_while_writes_refill_the_live_layer_as_fast_as_it_is_applied() -> (
-    None
-):
+def test_a_fold_ends_even_while_writes_refill_the_live_layer_as_fast_as_it_is_applied() -> None:
     table = filled(1_000)
     table.freeze()
     table.live.update((key, -key) for key in range(20))  # 20 keys over a budget of 10
