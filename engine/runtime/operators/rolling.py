@@ -53,9 +53,11 @@ class ReduceOperator(Operator):
         for record in records:
             key = key_of(record)
             previous = live.get(key, ABSENT)
-            if previous is ABSENT:
+            if previous is not ABSENT:
+                value = fn(previous, record)
+            else:
                 previous = below(key, ABSENT)
-            value = record if previous is ABSENT else fn(previous, record)
+                value = record if previous is ABSENT else fn(previous, record)
             live[key] = value
             append(value)
         return out
