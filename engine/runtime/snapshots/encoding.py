@@ -18,7 +18,15 @@ from lockgate.engine.savepoints.values import ValueCodec
 from lockgate.engine.state import KeyedStateSnapshot
 from lockgate.engine.state.gil_share import sharing_the_gil
 
-__all__ = ["Encoder", "detach_all", "encode_all", "unmeasured"]
+__all__ = ["GIL_SHARED_ABOVE", "Encoder", "detach_all", "encode_all", "unmeasured"]
+
+GIL_SHARED_ABOVE = 20_000
+"""Keyed entries above which a snapshot is encoded in a worker thread, sharing the GIL.
+
+Up to it a snapshot is encoded on the event loop (a few milliseconds): handing it to a
+worker thread while the loop is busy costs more, because the thread then waits for the GIL
+at every step and the two threads trade it thousands of times.
+"""
 
 Encoder = Callable[[OperatorSnapshot], tuple[bytes, int]]
 """Encodes a snapshot; returns the bytes and how many of them are in-flight records."""
@@ -62,9 +70,12 @@ def encode_all(
     return encoded
 
 
-def _free_by_key_group(groups: dict[int, Any]) -> None:
+def _free_by_key_group(groups: dict[int, dict[str, dict[Any, Any]]]) -> None:
     # Freeing a million entries in one go holds the GIL for about 10 ms; by key group, the
-    # event loop gets it between two groups.
+    # event loop gets it between two groups. Small state is freed at once, as it is encoded.
+    entries = sum(len(table) for states in groups.values() for table in states.values())
+    if entries <= GIL_SHARED_ABOVE:
+        return
     for _ in sharing_the_gil(range(len(groups)), every=4):
         groups.popitem()
 

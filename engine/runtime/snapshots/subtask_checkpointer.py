@@ -37,7 +37,13 @@ from lockgate.engine.checkpointing.storage import CheckpointStorage, savepoint_f
 from lockgate.engine.errors import AsyncioRequired, SavepointEncodingError, StateEncodingError
 from lockgate.engine.events import CheckpointBarrier
 from lockgate.engine.runtime.snapshots.capture import StateCapture, with_channel_state
-from lockgate.engine.runtime.snapshots.encoding import Encoder, detach_all, encode_all, unmeasured
+from lockgate.engine.runtime.snapshots.encoding import (
+    GIL_SHARED_ABOVE,
+    Encoder,
+    detach_all,
+    encode_all,
+    unmeasured,
+)
 from lockgate.engine.runtime.snapshots.heap_versions import HeapVersions
 from lockgate.engine.runtime.snapshots.incremental import Increment, IncrementalBases
 from lockgate.engine.runtime.snapshots.native_writer import NativeSnapshotWriter
@@ -48,11 +54,6 @@ from lockgate.engine.state.native_snapshot import is_native
 from lockgate.engine.time.clock import Clock
 
 __all__ = ["CheckpointContext", "SubtaskCheckpointer"]
-
-# Up to this many keyed entries a snapshot is encoded on the event loop (a few milliseconds):
-# handing it to a worker thread while the loop is busy costs more, because the thread then
-# waits for the GIL at every step and the two threads trade it thousands of times.
-_INLINE_ENTRIES = 20_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,7 +268,7 @@ class SubtaskCheckpointer:
         bases: dict[str, KeyedStateSnapshot],
     ) -> list[tuple[str, tuple[bytes, int]]]:
         encode = partial(encode_all, captures, self.context.max_parallelism, encoder, bases)
-        if sum(capture.entries for capture in captures) <= _INLINE_ENTRIES:
+        if sum(capture.entries for capture in captures) <= GIL_SHARED_ABOVE:
             return encode()
         return await anyio.to_thread.run_sync(encode)
 
@@ -276,7 +277,7 @@ class SubtaskCheckpointer:
     ) -> dict[str, KeyedStateSnapshot]:
         # The bases of later deltas outlive this checkpoint's versions: they own their dicts.
         detach = partial(detach_all, keyed)
-        if sum(snapshot.entries for snapshot in keyed.values()) <= _INLINE_ENTRIES:
+        if sum(snapshot.entries for snapshot in keyed.values()) <= GIL_SHARED_ABOVE:
             return detach()
         return await anyio.to_thread.run_sync(detach)
 
