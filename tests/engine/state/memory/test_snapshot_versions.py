@@ -20,6 +20,7 @@ from lockgate.engine.state import (
     StateTtlConfig,
     ValueStateDescriptor,
 )
+from lockgate.engine.state.memory.store import FOLD_BUDGET
 from lockgate.engine.testing import ManualClock
 from tests.engine.state.states import MAX_PARALLELISM, Average
 
@@ -71,8 +72,8 @@ class Keyed:
             return dict(self.state.items())
         return self.state.get()
 
-    def fold(self) -> None:
-        while self.store.fold(budget=2):
+    def fold(self, budget: int = 2) -> None:
+        while self.store.fold(budget=budget):
             pass
 
 
@@ -96,7 +97,8 @@ def test_a_snapshot_holds_exactly_the_state_at_its_barrier_while_writes_go_on(
     job.write("a", 7)
     job.clear("b")
     job.write("d", 8)
-    job.fold()  # while the snapshot is held: its layers stay as they are
+    job.fold(budget=FOLD_BUDGET)  # while the snapshot is held: its layers stay as they are
+    job.write("c", 9)
 
     assert restored(snapshot, descriptor) == at_barrier
     assert job.reads() != at_barrier
@@ -137,13 +139,14 @@ def test_two_overlapping_snapshots_each_hold_their_own_barrier() -> None:
 
     assert restored(first, descriptor) == at_first
     first.release()
-    job.fold()
+    job.fold(budget=FOLD_BUDGET)  # the second still holds its layers
+    job.write("c", 4)
 
     assert restored(second, descriptor) == at_second
     second.release()
     job.fold()
     assert job.store.statistics().frozen_layers == 0
-    assert job.reads() == {"a": [], "b": [3], "c": [], "d": []}
+    assert job.reads() == {"a": [], "b": [3], "c": [4], "d": []}
 
 
 def test_a_snapshot_dropped_without_a_release_holds_nothing() -> None:
