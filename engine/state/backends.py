@@ -28,10 +28,11 @@ def state_backend_for(
     path: str | os.PathLike[str] | None = None,
     compaction_style: CompactionStyle | None = None,
     level0_compaction_trigger: int | None = None,
+    cache_entries: int | None = None,
 ) -> StateBackend:
     """Return the state backend called ``name``: ``"memory"`` or ``"rocksdb"`` (under ``path``).
 
-    The RocksDB options are ``RocksDBStateBackend``'s; ``None`` leaves RocksDB's default.
+    The RocksDB options are ``RocksDBStateBackend``'s; ``None`` leaves the default.
 
     Raises:
         ValueError: an unknown name, an invalid RocksDB option, or a ``path`` or a RocksDB
@@ -43,17 +44,22 @@ def state_backend_for(
             path=path,
             compaction_style=compaction_style,
             level0_compaction_trigger=level0_compaction_trigger,
+            cache_entries=cache_entries,
         )
         return MemoryStateBackend()
     if name == "rocksdb":
-        backend = _rocksdb_backend(path, compaction_style, level0_compaction_trigger)
+        tuning = (compaction_style, level0_compaction_trigger, cache_entries)
+        backend = _rocksdb_backend(path, *tuning)
         _check_rocksdb_installed()
         return backend
     raise ValueError(f"unknown state backend {name!r}; use 'memory' or 'rocksdb'")
 
 
 def _rocksdb_backend(
-    path: str | os.PathLike[str] | None, style: CompactionStyle | None, trigger: int | None
+    path: str | os.PathLike[str] | None,
+    style: CompactionStyle | None,
+    trigger: int | None,
+    cache_entries: int | None,
 ) -> RocksDBStateBackend:
     from lockgate.engine.state.rocksdb.backend import RocksDBStateBackend
     from lockgate.engine.state.rocksdb.options import RocksDBOptions
@@ -63,6 +69,7 @@ def _rocksdb_backend(
         path,
         compaction_style=default.compaction_style if style is None else style,
         level0_compaction_trigger=default.level0_compaction_trigger if trigger is None else trigger,
+        cache_entries=default.cache_entries if cache_entries is None else cache_entries,
     )
 
 

@@ -1,0 +1,157 @@
+"""StateEntries: one state's values by key, through the store's write-back cache to RocksDB.
+
+The handles of value, list, reducing and aggregating state (and the raw table) work on a
+``StateEntries``: ``entry`` returns a key's ``CachedEntry`` (read from RocksDB and cached if
+it was not), ``put`` replaces a value without reading the old one, ``changed`` marks a value
+changed in place. Each state has one, shared by all its handles, so two handles of one
+state see each other's writes. ``TtlStateEntries`` adds a state's TTL: an expired value
+reads as ``ABSENT`` (and is deleted when next written back), a write stamps a new deadline,
+a read refreshes it if the TTL says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from lockgate.engine.state.rocksdb.access import RestoreScope, StateAccess
+from lockgate.engine.state.rocksdb.cache import ABSENT, CachedEntry, WriteBackCache
+from lockgate.engine.state.rocksdb.values import dump, dump_items, load, load_items, split
+from lockgate.engine.state.ttl import StateTtlConfig, TtlPolicy
+from lockgate.engine.time.clock import Clock
+
+__all__ = ["StateEntries", "TtlStateEntries", "state_entries"]
+
+
+class StateEntries:
+    """The cached entries of one state without a TTL, by key (see the module docstring).
+
+    Invariant: ``entries`` holds exactly the entries the cache counts for this state; a
+    value read is the cached object itself, so a handle never hands one out to be changed
+    (list state returns copies).
+    """
+
+    __slots__ = ("_load", "access", "cache", "entries", "payload")
+
+    def __init__(self, cache: WriteBackCache, access: StateAccess, *, items: bool) -> None:
+        self.cache = cache
+        self.entries: dict[Any, CachedEntry] = {}
+        self.access = access
+        self.payload: Callable[[Any], bytes] = dump_items if items else dump
+        self._load: Callable[[bytes], Any] = load_items if items else load
+
+    def entry(self, key: Any) -> CachedEntry:
+        """Return the entry of ``key`` (value ``ABSENT`` if it holds none), as a read."""
+        entry = self.entries.get(key)
+        if entry is None:
+            return self._read(key)
+        entry.used = True
+        return entry
+
+    live = entry
+    """Return the entry of ``key`` without refreshing a TTL (there is none here)."""
+
+    def put(self, key: Any, value: Any) -> None:
+        """Set ``key``'s value to ``value`` (``ABSENT`` clears it) without reading RocksDB."""
+        entry = self.entries.get(key)
+        if entry is None:
+            entry = self.entries[key] = CachedEntry(self, key, self.access.key_of(key), value, None)
+            self.changed(entry)
+            self.cache.admit(entry)
+        else:
+            entry.value = value
+            self.changed(entry)
+
+    def changed(self, entry: CachedEntry) -> None:
+        """Mark ``entry``'s value (set, or changed in place) as written."""
+        entry.used = True
+        if not entry.dirty:
+            self.cache.mark_dirty(entry)
+
+    def forget(self, entry: CachedEntry) -> None:
+        """Remove ``entry``, which the cache evicts."""
+        del self.entries[entry.key]
+
+    def _read(self, key: Any) -> CachedEntry:
+        db_key = self.access.key_of(key)
+        stored = self.access.get(db_key)
+        if stored is None:
+            entry = CachedEntry(self, key, db_key, ABSENT, None)
+        else:
+            deadline, payload = split(stored)
+            entry = CachedEntry(self, key, db_key, self._load(payload), self._deadline(deadline))
+        self.entries[key] = entry
+        self.cache.loads += 1
+        self.cache.admit(entry)
+        return entry
+
+    def _deadline(self, stored: float | None) -> float | None:
+        return None
+
+    def __repr__(self) -> str:
+        state_id = self.access.state_id.hex()
+        return f"<{type(self).__name__} state_id={state_id} cached={len(self.entries)}>"
+
+
+class TtlStateEntries(StateEntries):
+    """The cached entries of one state with a TTL: deadlines kept with the values.
+
+    A value restored without a deadline expires ``ttl`` after the restore.
+    """
+
+    __slots__ = ("_policy", "_scope", "_ttl")
+
+    def __init__(
+        self,
+        cache: WriteBackCache,
+        access: StateAccess,
+        *,
+        items: bool,
+        ttl: StateTtlConfig,
+        clock: Clock,
+        scope: RestoreScope,
+    ) -> None:
+        super().__init__(cache, access, items=items)
+        self._policy = TtlPolicy(ttl, clock)
+        self._ttl = ttl.ttl
+        self._scope = scope
+
+    def entry(self, key: Any) -> CachedEntry:
+        """Return the live entry of ``key``, its deadline refreshed if reads refresh."""
+        entry = self.live(key)
+        if entry.value is not ABSENT and self._policy.refreshes_on_read:
+            self.changed(entry)
+        return entry
+
+    def live(self, key: Any) -> CachedEntry:
+        """Return the entry of ``key``; one that expired reads as ``ABSENT`` from now on."""
+        entry = super().entry(key)
+        if entry.value is not ABSENT:
+            assert entry.deadline is not None, "a value of a state with a TTL has a deadline"
+            if entry.deadline <= self._policy.now():
+                entry.value = ABSENT
+                super().changed(entry)  # deleted when written back
+        return entry
+
+    def changed(self, entry: CachedEntry) -> None:
+        """Mark ``entry``'s value as written: it lives a full ``ttl`` from now."""
+        entry.deadline = self._policy.deadline()
+        super().changed(entry)
+
+    def _deadline(self, stored: float | None) -> float | None:
+        return self._scope.restored_at + self._ttl if stored is None else stored
+
+
+def state_entries(
+    cache: WriteBackCache,
+    access: StateAccess,
+    *,
+    items: bool,
+    ttl: StateTtlConfig | None,
+    clock: Clock,
+    scope: RestoreScope,
+) -> StateEntries:
+    """Return the entries of a state (``items``: stored as a list's items), with its TTL."""
+    if ttl is None:
+        return StateEntries(cache, access, items=items)
+    return TtlStateEntries(cache, access, items=items, ttl=ttl, clock=clock, scope=scope)
