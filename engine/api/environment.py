@@ -178,10 +178,11 @@ class StreamEnvironment:
         (a memtable flush, then hard links of its SST files) and uploads only the SST files
         no completed checkpoint uploaded yet; a compaction rewrites SST files, so some
         checkpoints upload more. Either restores into any backend at any parallelism; a
-        RocksDB incremental checkpoint restored into RocksDB at the parallelism it was taken
-        at has its files downloaded and opened as each subtask's database, as Flink does,
-        rather than read and written again key by key. The first checkpoint after a restore
-        is full. Savepoints are always full.
+        RocksDB incremental checkpoint restored into RocksDB has its files downloaded and
+        opened as each subtask's database, as Flink does, rather than read and written
+        again key by key (at another parallelism, the key groups a subtask does not own are
+        deleted, and those it owns inserted from the other old subtasks' files). The first
+        checkpoint after a restore is full. Savepoints are always full.
 
         RocksDB's options (``None`` keeps the default), as ``RocksDBOptions`` describes them:
         ``compaction_style`` (``"level"``, the default, or ``"universal"``, as Flink's

@@ -29,12 +29,13 @@ class RocksDBStateBackend:
     files pile up (RocksDB's default 4); ``options`` holds both, validated when the backend
     is made (see ``RocksDBOptions``). In front of each database a write-back cache keeps
     the values of up to ``cache_entries`` hot keys as Python objects (``CACHE_ENTRIES`` by
-    default), written back on eviction and before every snapshot. A restore that keeps a
-    subtask's key-group range opens the files of its incremental (RocksDB) checkpoint as the
-    subtask's database, downloaded into a folder under ``path`` first
-    (``native_restore_folder``). Each run of a job claims
-    its folders (``claim_local_state``: a lock file under ``path`` that dies with its
-    process), and removes on start the folders of the job's runs whose process is gone.
+    default), written back on eviction and before every snapshot. A restore of an
+    incremental (RocksDB) checkpoint opens its files as each subtask's database, downloaded
+    into a folder under ``path`` first (``native_restore_folder``); at another parallelism
+    the key groups a subtask does not own are deleted from them, and the rest of its key
+    groups inserted from the files of the other old subtasks that held them. Each run of a
+    job claims its folders (``claim_local_state``: a lock file under ``path`` that dies with
+    its process), and removes on start the folders of the job's runs whose process is gone.
     """
 
     name = "rocksdb"

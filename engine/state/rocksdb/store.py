@@ -303,8 +303,9 @@ class RocksDBKeyedStateStore:
     ) -> None:
         """Take the files of a RocksDB checkpoint in ``folder`` as the database, as they are.
 
-        Meant for a fresh store of the key-group range the checkpoint's store had: the
-        restore Flink makes at an unchanged parallelism. ``folder`` holds every file of a
+        Meant for a fresh store of the key-group range the files hold: those of a restore
+        at an unchanged parallelism, or files a rescaling restore cut to the store's key
+        groups (``rocksdb.rescale``). ``folder`` holds every file of a
         ``RocksDBCheckpointSnapshot`` that described itself as ``description`` (state ids,
         names, kinds and TTLs); it becomes the database (moved, so gone after), and no
         value is read or written again, but those of states with a TTL, which expire as
