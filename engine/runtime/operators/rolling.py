@@ -1,4 +1,9 @@
-"""Rolling aggregates of a keyed stream: ``reduce`` and ``aggregate``, one result per record."""
+"""Rolling aggregates of a keyed stream: ``reduce`` and ``aggregate``, one result per record.
+
+A state that reads ahead (RocksDB's: ``prefetch(records, key_of)``) first reads the values
+of the batch's keys it does not cache, in one multi-get; the loop over the records is the
+same for every backend.
+"""
 
 from __future__ import annotations
 
@@ -16,11 +21,20 @@ from lockgate.engine.state import (
 )
 from lockgate.engine.time.clock import Clock
 
-__all__ = ["AggregateOperator", "ReduceOperator"]
+__all__ = ["AggregateOperator", "ReduceOperator", "prefetcher"]
+
+Prefetch = Callable[[list[Any], Callable[[Any], Any]], None]
+"""A state's ``prefetch(records, key_of)``: reads ahead the values of the records' keys."""
 
 _MISSING = object()
 _REDUCED = ValueStateDescriptor[Any]("reduced")
 _AGGREGATED = "aggregated"
+
+
+def prefetcher(state: object) -> Prefetch | None:
+    """The state's ``prefetch``, if it reads ahead (RocksDB's); ``None`` for the heap's."""
+    prefetch = getattr(state, "prefetch", None)
+    return prefetch if callable(prefetch) else None
 
 
 class ReduceOperator(Operator):
@@ -38,10 +52,13 @@ class ReduceOperator(Operator):
         self._fn: Callable[[Any, Any], Any] = self.function
         self._key_of = key_selector(node)
         self._table = self.keyed_state.table(_REDUCED)
+        self._prefetch = prefetcher(self._table)
 
     def process_batch(self, records: list[Any]) -> list[Any]:
         """Fold each record into its key's running value and emit the new value."""
         fn, key_of, table = self._fn, self._key_of, self._table
+        if self._prefetch is not None:
+            self._prefetch(records, key_of)
         out: list[Any] = []
         append = out.append
         for record in records:
@@ -74,10 +91,13 @@ class AggregateOperator(Operator):
         self._state = self.keyed_state.get_state(
             AggregatingStateDescriptor[Any, Any, Any](_AGGREGATED, function)
         )
+        self._prefetch = prefetcher(self._state)
 
     def process_batch(self, records: list[Any]) -> list[Any]:
         """Add each record to its key's accumulator and emit the accumulator's result."""
         store, key_of, state = self.keyed_state, self._key_of, self._state
+        if self._prefetch is not None:
+            self._prefetch(records, key_of)
         add, result = state.add, state.get
         out: list[Any] = []
         append = out.append

@@ -77,6 +77,11 @@ class StateAccess:
         stored: bytes | None = self._db.get(db_key)
         return stored
 
+    def get_many(self, db_keys: list[bytes]) -> list[bytes | None]:
+        """Return what RocksDB stores under each of ``db_keys`` (one multi-get), or None."""
+        stored: list[bytes | None] = self._db.get(db_keys)  # type: ignore[arg-type, assignment]
+        return stored
+
     def checked(self, db_key: bytes, stored: bytes) -> bytes | None:
         """Return the payload of a scanned entry if live (refreshed if reads refresh)."""
         return stored[1:] if self._policy is None else self._checked(db_key, stored, refresh=True)

@@ -11,7 +11,7 @@ a read refreshes it if the TTL says so.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from lockgate.engine.state.rocksdb.access import RestoreScope, StateAccess
@@ -31,7 +31,7 @@ class StateEntries:
     (list state returns copies).
     """
 
-    __slots__ = ("_load", "access", "cache", "entries", "payload")
+    __slots__ = ("_load", "_prefetched_at", "access", "cache", "entries", "payload")
 
     def __init__(self, cache: WriteBackCache, access: StateAccess, *, items: bool) -> None:
         self.cache = cache
@@ -39,6 +39,7 @@ class StateEntries:
         self.access = access
         self.payload: Callable[[Any], bytes] = dump_items if items else dump
         self._load: Callable[[bytes], Any] = load_items if items else load
+        self._prefetched_at = -1  # the cache's loads when a prefetch last looked
 
     def entry(self, key: Any) -> CachedEntry:
         """Return the entry of ``key`` (value ``ABSENT`` if it holds none), as a read."""
@@ -72,9 +73,33 @@ class StateEntries:
         """Remove ``entry``, which the cache evicts."""
         del self.entries[entry.key]
 
+    def prefetch(self, records: Iterable[Any], key_of: Callable[[Any], Any]) -> None:
+        """Read the values of the records' keys that are not cached, in one multi-get.
+
+        For a batch of records, before its accesses. Skipped while nothing was read from
+        RocksDB since the last prefetch looked (the batches' keys were cached), so that a
+        state within the cache pays one comparison per batch. At most half the cache is
+        read at once, so that the keys read stay until they are used.
+        """
+        cache = self.cache
+        if cache.loads == self._prefetched_at:
+            return
+        self._prefetched_at = cache.loads
+        entries = self.entries
+        missing = [key for key in dict.fromkeys(map(key_of, records)) if key not in entries]
+        del missing[max(1, cache.capacity // 2) :]
+        if missing:
+            db_keys = [self.access.key_of(key) for key in missing]
+            fetched = self.access.get_many(db_keys)
+            for key, db_key, stored in zip(missing, db_keys, fetched, strict=True):
+                # used already: the sweep must not take it before the batch gets to it
+                self._admit(key, db_key, stored).used = True
+
     def _read(self, key: Any) -> CachedEntry:
         db_key = self.access.key_of(key)
-        stored = self.access.get(db_key)
+        return self._admit(key, db_key, self.access.get(db_key))
+
+    def _admit(self, key: Any, db_key: bytes, stored: bytes | None) -> CachedEntry:
         if stored is None:
             entry = CachedEntry(self, key, db_key, ABSENT, None)
         else:
@@ -83,7 +108,7 @@ class StateEntries:
         self.entries[key] = entry
         self.cache.loads += 1
         self.cache.admit(entry)
-        return entry
+        return entry  # not ``used`` yet: its first access marks it
 
     def _deadline(self, stored: float | None) -> float | None:
         return None

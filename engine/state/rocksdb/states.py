@@ -180,6 +180,10 @@ class RocksDBAggregatingState(AggregatingState[IN, OUT]):
         """Remove the current key's accumulator."""
         self._entries.put(self._scope.current_key, ABSENT)
 
+    def prefetch(self, records: Iterable[Any], key_of: Callable[[Any], Any]) -> None:
+        """Read the accumulators of the records' keys that are not cached (a multi-get)."""
+        self._entries.prefetch(records, key_of)
+
 
 class RocksDBTable(MutableMapping[Any, Any], Generic[V]):
     """Key -> value of one value (or reducing) state in RocksDB: the raw table of the store.
@@ -209,6 +213,10 @@ class RocksDBTable(MutableMapping[Any, Any], Generic[V]):
 
     def __setitem__(self, key: Any, value: Any) -> None:
         self._entries.put(key, value)
+
+    def prefetch(self, records: Iterable[Any], key_of: Callable[[Any], Any]) -> None:
+        """Read the values of the records' keys that are not cached (a multi-get)."""
+        self._entries.prefetch(records, key_of)
 
     def __delitem__(self, key: Any) -> None:
         if self._entries.live(key).value is ABSENT:

@@ -235,3 +235,55 @@ def test_a_value_expired_in_the_cache_is_deleted_when_written_back(stores: Store
     expired = state.value()
 
     assert (expired, store.key_count()) == (None, 0)
+
+
+class Reads:
+    """Counts RocksDB's point reads of the store's states: single gets and multi-gets."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.single: list[bytes] = []
+        self.multi: list[list[bytes]] = []
+        get, get_many = StateAccess.get, StateAccess.get_many
+
+        def counted_get(access: StateAccess, db_key: bytes) -> bytes | None:
+            self.single.append(db_key)
+            return get(access, db_key)
+
+        def counted_get_many(access: StateAccess, db_keys: list[bytes]) -> list[bytes | None]:
+            self.multi.append(db_keys)
+            return get_many(access, db_keys)
+
+        monkeypatch.setattr(StateAccess, "get", counted_get)
+        monkeypatch.setattr(StateAccess, "get_many", counted_get_many)
+
+
+def test_a_prefetch_reads_a_batchs_uncached_keys_in_one_multi_get(
+    stores: Stores, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = stores.new()
+    write(store, range(1_000))  # keys 0..~900 were evicted
+    table = store.table(VALUE)
+    reads = Reads(monkeypatch)
+
+    table.prefetch([(key,) for key in [*range(40), *range(40)]], lambda record: record[0])
+    values = [table[key] for key in range(40)]
+
+    assert ([len(keys) for keys in reads.multi], reads.single) == ([40], [])
+    assert values == list(range(40))
+
+
+def test_a_prefetch_looks_at_no_key_while_the_batches_keys_were_cached(
+    stores: Stores, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = stores.new()
+    table = store.table(VALUE)
+    records = [(key,) for key in range(40)]
+    table.prefetch(records, lambda record: record[0])  # reads them: they are absent
+    reads, looked = Reads(monkeypatch), []
+
+    for _ in range(3):
+        table.prefetch(records, lambda record: looked.append(record) or record[0])
+        for key in range(40):
+            table[key] = table.get(key, 0) + 1
+
+    assert (reads.multi, reads.single, looked, table[7]) == ([], [], records, 3)
