@@ -3,11 +3,12 @@
 Flink's ``RocksDBIncrementalRestoreOperation`` when the parallelism changed: of the old
 subtasks whose key groups overlap the new subtask's range, the one with the largest overlap
 is the base. Its files, downloaded, are opened as they are; the key groups outside the new
-range are deleted with two range deletions (``delete_range``: tombstones, no value read);
-then the entries of the range that the other old subtasks held are copied in, read from
-their files (opened read-only) in one ordered scan each and written in batches, as stored
-bytes: no value is unpickled, no key decoded. So a restore at another parallelism reads and
-writes only the key groups that changed subtask, never the base's.
+range are deleted with two range deletions (``delete_range``: tombstones, no value read;
+when scaling out, by the store as it opens them); then the entries of the range that the
+other old subtasks held are copied in, read from their files (opened read-only) in one
+ordered scan each and written in batches, as stored bytes: no value is unpickled, no key
+decoded. So a restore at another parallelism reads and writes only the key groups that
+changed subtask, never the base's.
 
 State ids are private to each database: the others' ids are mapped to the base's by state
 name, and a state the base lacks gets a new id. States with a TTL hold deadlines of the old
@@ -19,7 +20,7 @@ the restore). The description returned says so (its clock times are equal), so t
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,13 +29,13 @@ from rocksdict import AccessType, Options, Rdict, WriteBatch
 from lockgate.engine.state.rocksdb.checkpoint import formats_in
 from lockgate.engine.state.rocksdb.database import scan
 from lockgate.engine.state.rocksdb.keys import state_id_bytes
-from lockgate.engine.state.rocksdb.restore import RestoredFiles
+from lockgate.engine.state.rocksdb.restore import RestoredFiles, keep_only
 from lockgate.engine.state.rocksdb.snapshot import StateFormat
 from lockgate.engine.state.rocksdb.values import plain, split
 
 __all__ = ["FormatConflict", "formats_agree", "rescale_files"]
 
-_BATCH_ENTRIES = 4_096
+_BATCH_ENTRIES = 65_536
 _WHOLE_VALUE_KINDS = (None, "value", "reducing", "aggregating")  # one pickled value per key
 
 Source = tuple[Path, Mapping[str, Any]]
@@ -66,12 +67,15 @@ def formats_agree(descriptions: Sequence[Mapping[str, Any]]) -> bool:
 def rescale_files(
     base: Source, others: Sequence[Source], key_groups: range, max_parallelism: int
 ) -> dict[str, Any]:
-    """Make the database in ``base``'s folder hold exactly ``key_groups`` of every source.
+    """Make the files in ``base``'s folder hold exactly ``key_groups`` of every source.
 
     ``base`` holds the files of the old subtask with the largest overlap; ``others`` those of
-    the other old subtasks whose key groups overlap ``key_groups``. Each entry of
-    ``key_groups`` ends up in the base folder's database, as its source stored it (the ids
-    mapped); the others' folders are only read. Returns the description of the result.
+    the other old subtasks whose key groups overlap ``key_groups``. Without others (scaling
+    out) the files are left as they are and the description returned names the key groups
+    to keep: the store deletes the others when it opens them (``RestoredFiles.keep_only``).
+    Otherwise the base's database is opened here, the other key groups deleted and each
+    entry of ``key_groups`` in the others' files copied in, as stored (the ids mapped); the
+    others' folders are only read. Returns the description of the base's files then.
 
     Raises:
         ValueError: a description this lockgate does not write, or of another max parallelism.
@@ -79,10 +83,12 @@ def rescale_files(
     """
     folder, description = base
     files = RestoredFiles.described(description, max_parallelism)
+    if not others:
+        return {**description, "key_groups": [key_groups.start, key_groups.stop]}
     formats = dict(files.formats)
     db = Rdict(str(folder), Options(raw_mode=True))
     try:
-        _keep_only(db, key_groups, max_parallelism)
+        keep_only(db, key_groups, max_parallelism)
         files.restart_deadlines(db, max_parallelism)
         for other in others:
             _insert(db, other, key_groups, formats, max_parallelism)
@@ -90,14 +96,6 @@ def rescale_files(
     finally:
         db.close()
     return _described(description, formats)
-
-
-def _keep_only(db: Rdict, key_groups: range, max_parallelism: int) -> None:
-    """Delete every entry outside ``key_groups`` (keys begin with their key group)."""
-    if key_groups.start > 0:
-        db.delete_range(_group(0), _group(key_groups.start))
-    if key_groups.stop < max_parallelism:
-        db.delete_range(_group(key_groups.stop), _group(max_parallelism))
 
 
 def _insert(
@@ -114,18 +112,27 @@ def _insert(
     other = Rdict(str(folder), Options(raw_mode=True), access_type=AccessType.read_only())
     try:
         entries = scan(other, _group(key_groups.start), _group(key_groups.stop))
-        batch = WriteBatch(raw_mode=True)
-        for db_key, stored in entries:
-            entry = _mapped(db_key, stored, ids, times)
-            if entry is not None:
-                batch.put(*entry)
-                if len(batch) >= _BATCH_ENTRIES:
-                    db.write(batch)
-                    batch = WriteBatch(raw_mode=True)
-        if len(batch):
-            db.write(batch)
+        if all(theirs == ours and ttl is None for theirs, (ours, ttl) in ids.items()):
+            _copy(db, entries)  # the same ids and no deadlines: every entry as it is stored
+        else:
+            mapped = (_mapped(db_key, stored, ids, times) for db_key, stored in entries)
+            _copy(db, (entry for entry in mapped if entry is not None))
     finally:
         other.close()
+
+
+def _copy(db: Rdict, entries: Iterable[tuple[bytes, bytes]]) -> None:
+    batch, count = WriteBatch(raw_mode=True), 0
+    put = batch.put
+    for db_key, stored in entries:
+        put(db_key, stored)
+        count += 1
+        if count == _BATCH_ENTRIES:
+            db.write(batch)
+            batch, count = WriteBatch(raw_mode=True), 0
+            put = batch.put
+    if count:
+        db.write(batch)
 
 
 _Mapping = dict[bytes, tuple[bytes, float | None]]

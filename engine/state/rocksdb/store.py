@@ -319,7 +319,9 @@ class RocksDBKeyedStateStore:
         registry = self._registry
         registry.kinds.restore(kinds or {})
         self._restored_at = self._clock.now()
-        files.restart_deadlines(self._database.open_from(folder), self._codec.max_parallelism)
+        db, max_parallelism = self._database.open_from(folder), self._codec.max_parallelism
+        files.keep_only(db, max_parallelism)
+        files.restart_deadlines(db, max_parallelism)
         registry.adopt(files.formats, files.last_id)
         self._restore = "files"
         for name in kinds or {}:
