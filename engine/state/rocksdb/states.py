@@ -188,21 +188,29 @@ class RocksDBAggregatingState(AggregatingState[IN, OUT]):
 class RocksDBTable(MutableMapping[Any, Any], Generic[V]):
     """Key -> value of one value (or reducing) state in RocksDB: the raw table of the store.
 
-    ``get`` and item access go through the write-back cache; ``len`` and iteration write
-    the cache back, then scan every key group, so they cost a pass over the state. Values
-    with a TTL follow it as ``ValueState`` does.
+    ``get`` and item access go through the write-back cache (a cached key of a state
+    without a TTL in one dict lookup: the table is what reduce and timers use per record);
+    ``len`` and iteration write the cache back, then scan every key group, so they cost a
+    pass over the state. Values with a TTL follow it as ``ValueState`` does.
     """
 
-    __slots__ = ("_access", "_entries", "_groups")
+    __slots__ = ("_access", "_cached", "_entries", "_groups")
 
     def __init__(self, entries: StateEntries, access: StateAccess, key_groups: int) -> None:
         self._entries = entries
         self._access = access
         self._groups = key_groups
+        # With a TTL every access must check the deadline: an empty dict sends all to it.
+        self._cached = entries.entries if type(entries) is StateEntries else {}
 
     def get(self, key: Any, default: Any = None) -> Any:
         """Return the value under ``key``, or ``default``."""
-        value = self._entries.entry(key).value
+        entry = self._cached.get(key)
+        if entry is None:
+            entry = self._entries.entry(key)
+        else:
+            entry.used = True
+        value = entry.value
         return default if value is ABSENT else value
 
     def __getitem__(self, key: Any) -> Any:
@@ -212,7 +220,14 @@ class RocksDBTable(MutableMapping[Any, Any], Generic[V]):
         return value
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        self._entries.put(key, value)
+        entry = self._cached.get(key)
+        if entry is None:
+            self._entries.put(key, value)
+            return
+        entry.value = value
+        entry.used = True
+        if not entry.dirty:
+            self._entries.cache.mark_dirty(entry)
 
     def prefetch(self, records: Iterable[Any], key_of: Callable[[Any], Any]) -> None:
         """Read the values of the records' keys that are not cached (a multi-get)."""
