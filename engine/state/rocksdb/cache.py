@@ -7,9 +7,11 @@ made, so a read of a cached key touches neither RocksDB nor pickle, and a write 
 the entry dirty. Dirty entries reach RocksDB in one ``WriteBatch`` when they are evicted and
 when the store flushes (before every snapshot, before every scan of the database).
 
-Eviction is a second-chance (clock) sweep in the order entries were made: an entry used
-since the sweep last passed it goes round once more, the others leave, so hot keys stay.
-A full cache evicts an eighth of its entries at once (one batch for their writes).
+Eviction is a second-chance (clock) sweep in the order entries were made: an entry read
+again since the sweep last passed it goes round once more, the others leave, so hot keys
+stay, and keys that pass through once (a record reads and writes its key) leave without
+costing the sweep a round. A full cache evicts an eighth of its entries at once (one
+batch for their writes).
 """
 
 from __future__ import annotations

@@ -64,8 +64,11 @@ class StateEntries:
             self.changed(entry)
 
     def changed(self, entry: CachedEntry) -> None:
-        """Mark ``entry``'s value (set, or changed in place) as written."""
-        entry.used = True
+        """Mark ``entry``'s value (set, or changed in place) as written.
+
+        A write alone does not mark it ``used``: a key read again by a later record is hot,
+        one read and written back by a single record is not (each record reads first).
+        """
         if not entry.dirty:
             self.cache.mark_dirty(entry)
 
@@ -92,8 +95,7 @@ class StateEntries:
             db_keys = [self.access.key_of(key) for key in missing]
             fetched = self.access.get_many(db_keys)
             for key, db_key, stored in zip(missing, db_keys, fetched, strict=True):
-                # used already: the sweep must not take it before the batch gets to it
-                self._admit(key, db_key, stored).used = True
+                self._admit(key, db_key, stored)  # the newest: the sweep takes the oldest
 
     def _read(self, key: Any) -> CachedEntry:
         db_key = self.access.key_of(key)

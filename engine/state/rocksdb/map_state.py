@@ -156,8 +156,7 @@ class MapStateEntries:
     def _written(self, entry: CachedEntry, *, stamp: bool) -> None:
         if stamp and self._policy is not None:
             entry.deadline = self._policy.deadline()
-        entry.used = True
-        if not entry.dirty:
+        if not entry.dirty:  # only reads mark an entry used (see ``StateEntries.changed``)
             self.cache.mark_dirty(entry)
 
     def __repr__(self) -> str:

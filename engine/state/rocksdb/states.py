@@ -225,8 +225,7 @@ class RocksDBTable(MutableMapping[Any, Any], Generic[V]):
             self._entries.put(key, value)
             return
         entry.value = value
-        entry.used = True
-        if not entry.dirty:
+        if not entry.dirty:  # only reads mark an entry used (see ``StateEntries.changed``)
             self._entries.cache.mark_dirty(entry)
 
     def prefetch(self, records: Iterable[Any], key_of: Callable[[Any], Any]) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from lockgate.engine.functions.timers import KeyedTimers
 from lockgate.engine.state import (
     ListStateDescriptor,
     MapStateDescriptor,
@@ -287,3 +288,15 @@ def test_a_prefetch_looks_at_no_key_while_the_batches_keys_were_cached(
             table[key] = table.get(key, 0) + 1
 
     assert (reads.multi, reads.single, looked, table[7]) == ([], [], records, 3)
+
+
+def test_timers_kept_through_a_tiny_cache_are_all_found_again(stores: Stores) -> None:
+    store = stores.new(entries=2)
+    timers = KeyedTimers(store)
+    for key in range(100):
+        timers.event_time.register(key, float(key % 7))
+
+    found = KeyedTimers(store)  # as a restored operator builds its queues from the tables
+
+    assert len(found.event_time) == 100
+    assert sorted(found.event_time.pop_due(0.0)) == [(key, 0.0) for key in range(0, 100, 7)]
