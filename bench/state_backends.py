@@ -10,7 +10,9 @@ memory's with the same sink. **Goal: RocksDB with the state within the cache at 
 0.30 x memory** (issue 19). ``--multi-get`` also times RocksDB's multi-get against single
 gets of the same keys (what ``reduce`` and ``aggregate`` read ahead with); ``--sync-part``
 the synchronous part of a snapshot of one store whose cache holds 20,000 dirty entries
-(it writes them back first) against one with none dirty. Run with ``--help`` for flags.
+(it writes them back first) against one with none dirty; ``--cache-memory`` the Python
+memory a full cache of 20,000 entries holds (small int keys and pairs of ints as values).
+Run with ``--help`` for flags.
 """
 
 from __future__ import annotations
@@ -168,6 +170,29 @@ def measure_sync_part(entries: int, base: Path) -> None:
         print(f"{what:<{LABEL_WIDTH}}{seconds * 1e3:>10.1f} ms")
 
 
+def measure_cache_memory(entries: int, base: Path) -> None:
+    """Print the Python memory a store's cache of ``entries`` written keys holds, per entry."""
+    import tracemalloc
+
+    from lockgate.engine.state import ValueStateDescriptor
+    from lockgate.engine.state.rocksdb.options import RocksDBOptions
+    from lockgate.engine.state.rocksdb.store import RocksDBKeyedStateStore
+
+    store = RocksDBKeyedStateStore(
+        base / "cache-memory", options=RocksDBOptions(cache_entries=entries)
+    )
+    table = store.table(ValueStateDescriptor[tuple[int, int]]("sums"))
+    tracemalloc.start()
+    for key in range(10 * entries):  # the cache holds the last ones written
+        table[key] = (key, key)
+    held, _ = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    store.close()
+    print(f"Python memory held by a RocksDB store after writing {10 * entries:,} keys")
+    print(f"{f'cache of {entries:,} entries':<{LABEL_WIDTH}}{held / 1e6:>10.1f} MB")
+    print(f"{'per entry':<{LABEL_WIDTH}}{held / entries:>10.0f} bytes")
+
+
 def main() -> int:
     flags = parser(
         __doc__.splitlines()[0],
@@ -179,6 +204,7 @@ def main() -> int:
     )
     flags.add_argument("--multi-get", action="store_true", help="time multi-get too")
     flags.add_argument("--sync-part", action="store_true", help="time snapshots' sync part")
+    flags.add_argument("--cache-memory", action="store_true", help="measure the cache's memory")
     args = flags.parse_args()
     workloads = [
         (keyed_sum.workload(args.events), keyed_sum.KEYS),
@@ -196,6 +222,8 @@ def main() -> int:
             measure_multi_get(100_000, Path(folder))
         if args.sync_part:
             measure_sync_part(20_000, Path(folder))
+        if args.cache_memory:
+            measure_cache_memory(20_000, Path(folder))
         measured = ("multi-get", "sync-part", "sync-part-checkpoints")
         leftovers = sorted(
             path.name for path in Path(folder).iterdir() if path.name not in measured
