@@ -148,8 +148,8 @@ class WriteBackCache:
         """Remember that RocksDB does not hold ``entry``'s value yet."""
         entry.dirty = True
         self._dirty.append(entry)
-        if len(self._dirty) > 2 * self.capacity:  # re-dirtied after ``flush_entries``
-            self.flush()
+        if len(self._dirty) > 2 * self.capacity:  # evicted or written back since: forget them
+            self._dirty = list({id(kept): kept for kept in self._dirty if kept.dirty}.values())
 
     def drop(self, entry: CachedEntry) -> None:
         """Take ``entry``, which its home no longer holds, out without writing it."""
