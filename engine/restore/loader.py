@@ -118,7 +118,9 @@ class _Reader:
             raise RestoreError(" ".join(problems))
         max_parallelism = self.metadata.max_parallelism
         if not rescaling:
-            into[:] = redistribute(old, parallelism, max_parallelism)
+            into[:] = await anyio.to_thread.run_sync(  # a million keys: off the loop
+                redistribute, old, parallelism, max_parallelism
+            )
             return
         assert self.native_target is not None
         locations = [handle.location if handle else "" for handle in handles.handles]

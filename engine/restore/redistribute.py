@@ -10,6 +10,7 @@ cannot be redistributed. Native keyed state (a backend's own files, for a backen
 them as they are) is not redistributed here: at an unchanged parallelism each subtask keeps
 its own, at another one ``native_sources`` says which old subtasks' files each new subtask
 is made of (``rescaled.py`` makes them), as Flink's RocksDB backend does.
+``redistribute`` copies every key, so the restore runs it in a worker thread.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 
 from lockgate.engine.checkpointing.native_state import NativeKeyedState
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot
+from lockgate.engine.state.gil_share import sharing_the_gil
 from lockgate.engine.state.key_groups import key_group_range
 
 __all__ = ["NativeSources", "even_split", "native_sources", "redistribute"]
@@ -166,7 +168,7 @@ def _check(old: Sequence[OperatorSnapshot], new_parallelism: int, max_parallelis
 def _merge_key_groups(old: Sequence[OperatorSnapshot], max_parallelism: int) -> KeyGroups:
     merged: KeyGroups = {}
     for snapshot in old:
-        for group, states in snapshot.keyed.items():
+        for group, states in sharing_the_gil(snapshot.keyed.items(), every=1):
             _check_key_group(snapshot.uid, group, max_parallelism)
             for name, table in states.items():
                 merged.setdefault(group, {}).setdefault(name, {}).update(table)
@@ -184,7 +186,7 @@ def _check_key_group(uid: str, group: int, max_parallelism: int) -> None:
 def _owned(keyed: KeyGroups, groups: range) -> KeyGroups:
     return {
         group: {name: dict(table) for name, table in states.items()}
-        for group, states in keyed.items()
+        for group, states in sharing_the_gil(keyed.items(), every=1)
         if group in groups
     }
 

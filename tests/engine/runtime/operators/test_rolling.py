@@ -30,7 +30,7 @@ class Averages(Average):
 
 @pytest.mark.parametrize(
     ("kind", "function", "last"),
-    [(OperatorKind.REDUCE, add, (39, 2)), (OperatorKind.AGGREGATE, Averages(), 1.0)],
+    [(OperatorKind.REDUCE, add, (39, 4)), (OperatorKind.AGGREGATE, Averages(), 2.0)],
 )
 def test_a_batch_of_keys_the_cache_does_not_hold_is_read_in_one_multi_get(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: OperatorKind, function: Any, last: Any
@@ -41,6 +41,7 @@ def test_a_batch_of_keys_the_cache_does_not_hold_is_read_in_one_multi_get(
         restored = operators[-1].capture(1).materialize(128) if operators else None
         operator_class = ReduceOperator if kind is OperatorKind.REDUCE else AggregateOperator
         operators.append(operator_class(node(kind, function), restored, keyed_state=store))
+        operators[-1].load_keyed_state()
         if not operators[:-1]:
             operators[-1].process_batch([(key, 1) for key in range(1_000)])
     multi_gets: list[int] = []
@@ -53,7 +54,7 @@ def test_a_batch_of_keys_the_cache_does_not_hold_is_read_in_one_multi_get(
     monkeypatch.setattr(StateAccess, "get_many", counted)
     monkeypatch.setattr(StateAccess, "get", None)  # a single get would fail
 
-    out = operators[-1].process_batch([(key, 1) for key in range(40)])  # restored, not cached
+    out = operators[-1].process_batch([(key, 3) for key in range(40)])  # restored, not cached
     for operator in operators:
         operator.close()
 
