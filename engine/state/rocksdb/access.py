@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
 from rocksdict import Rdict, WriteBatch
@@ -37,10 +37,12 @@ class StateAccess:
     and writes values back itself. A scan (a map's entries) reads RocksDB directly, after
     the cache wrote back what the scan covers: ``checked`` never returns an expired value
     and deletes it, and refreshes the deadline of the others when the TTL says reads do.
-    Values restored without a deadline expire ``ttl`` after the restore.
+    Values restored without a deadline expire ``ttl`` after the restore. Every write calls
+    ``settle`` first (the cache's: no snapshot's window may be open while the event loop
+    writes RocksDB).
     """
 
-    __slots__ = ("_db", "_last", "_locate", "_policy", "_scope", "_ttl", "state_id")
+    __slots__ = ("_db", "_last", "_locate", "_policy", "_scope", "_settle", "_ttl", "state_id")
 
     def __init__(
         self,
@@ -50,8 +52,10 @@ class StateAccess:
         state_id: bytes,
         ttl: StateTtlConfig | None,
         clock: Clock,
+        settle: Callable[[], None],
     ) -> None:
         self._scope = scope
+        self._settle = settle
         self._db = db
         self._locate = codec.locate
         self._last: tuple[Any, bytes] = (_NO_KEY, b"")  # a key and its RocksDB key
@@ -92,6 +96,7 @@ class StateAccess:
 
     def apply(self, batch: WriteBatch) -> None:
         """Write ``batch`` atomically."""
+        self._settle()
         self._db.write(batch)
 
     def _checked(self, db_key: bytes, stored: bytes, *, refresh: bool) -> bytes | None:
@@ -100,9 +105,11 @@ class StateAccess:
         if deadline is None:  # restored: it lives a full ttl from the restore
             deadline = self._scope.restored_at + self._ttl
         if deadline <= self._policy.now():
+            self._settle()
             self._db.delete(db_key)
             return None
         if refresh and self._policy.refreshes_on_read:
+            self._settle()
             self._db[db_key] = stamped(payload, self._policy.deadline())
         return payload
 

@@ -5,7 +5,9 @@ key's value as a Python object (a value, a list, an accumulator, a map's one use
 ``ABSENT``: known to hold nothing) with its RocksDB key, encoded once when the entry was
 made, so a read of a cached key touches neither RocksDB nor pickle, and a write only marks
 the entry dirty. Dirty entries reach RocksDB in one ``WriteBatch`` when they are evicted and
-when the store flushes (before every snapshot, before every scan of the database).
+when the store flushes (before every scan of the database), and for a snapshot: ``freeze``
+opens a window at its barrier, which a worker thread closes, writing them then
+(``rocksdb.frozen``); until then they are copied on write.
 
 Eviction is a second-chance (clock) sweep in the order entries were made: an entry read
 again since the sweep last passed it goes round once more, the others leave, so hot keys
@@ -16,29 +18,24 @@ batch for their writes).
 
 from __future__ import annotations
 
+import threading
+import weakref
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Final, Protocol
+from typing import Any, Protocol, TypeVar
 
 from rocksdict import WriteBatch
 
 from lockgate.engine.state.rocksdb.database import StateDatabase
-from lockgate.engine.state.rocksdb.values import PLAIN, stamped
+from lockgate.engine.state.rocksdb.frozen import FrozenWrites
+from lockgate.engine.state.rocksdb.values import ABSENT, stored
 
 __all__ = ["ABSENT", "CacheHome", "CacheStatistics", "CachedEntry", "WriteBackCache"]
 
+T = TypeVar("T")
 
-class _Absent:
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "ABSENT"
-
-
-ABSENT: Final[Any] = _Absent()
-"""The value of an entry whose key holds nothing (never stored, cleared, or expired)."""
-
+_UNKNOWN: Any = object()
 _EVICT_SHARE = 8  # a full cache evicts 1/8 of its entries at once
 
 
@@ -57,8 +54,10 @@ class CachedEntry:
 
     ``value`` is the live Python object (``ABSENT`` if the key holds nothing); ``db_key`` its
     RocksDB key; ``deadline`` the clock time it expires at (``None``: the state has no TTL);
-    ``dirty`` says RocksDB does not hold ``value`` yet; ``used`` that it was used since the
-    eviction sweep last passed it. ``home`` is ``None`` once the entry left the cache.
+    ``dirty`` is the cache's epoch when it was last marked dirty (0: never since it was
+    written; the cache tells whether RocksDB holds ``value`` from it); ``used`` says it was
+    used since the eviction sweep last passed it. ``home`` is ``None`` once the entry left
+    the cache.
     """
 
     __slots__ = ("db_key", "deadline", "dirty", "home", "key", "used", "value")
@@ -71,7 +70,7 @@ class CachedEntry:
         self.db_key = db_key
         self.value = value
         self.deadline = deadline
-        self.dirty = False
+        self.dirty = 0
         self.used = False
 
     def __repr__(self) -> str:
@@ -90,6 +89,8 @@ class CacheStatistics:
         evictions: entries evicted.
         written: entries written to RocksDB (puts and deletes), by evictions and flushes.
         flushes: flushes that wrote at least one entry.
+        kept: entries encoded on the event loop for a snapshot's open window, because they
+            were about to change before its asynchronous part encoded them (copy on write).
     """
 
     capacity: int
@@ -99,6 +100,7 @@ class CacheStatistics:
     evictions: int
     written: int
     flushes: int
+    kept: int = 0
 
 
 class WriteBackCache:
@@ -106,18 +108,35 @@ class WriteBackCache:
 
     Invariant: RocksDB plus the dirty entries hold every state exactly: an entry leaves the
     cache only after its value was written (or, ``drop``, once RocksDB needs it no more), and
-    ``flush`` leaves no entry dirty. It holds at most ``capacity`` entries (at least 1).
+    ``flush`` leaves no entry dirty. An entry is dirty while its ``dirty`` epoch is above
+    ``clean_through`` (the last epoch a closed window wrote back); every dirty entry is in
+    ``_dirty`` (with clean ones and repeats, compacted now and then).
+
+    Snapshots (``freeze``) open windows that a worker thread closes (``rocksdb.frozen``).
+    While one is open the event loop writes nothing to RocksDB: nothing is evicted, and
+    what must write (``flush``, ``flush_entries``, ``drop``, a state's own writes through
+    ``settle``) closes every open window first. So the cache may hold up to twice
+    ``capacity`` entries while a window is open; otherwise at most ``capacity`` (at least
+    1), or, just after a window, an eighth less on each admission until it does.
+    ``mark_dirty`` comes before an entry changes, so that it can keep its old value for
+    the windows that still need it.
     """
 
     __slots__ = (
+        "_closing",
         "_database",
         "_dirty",
         "_evictions",
         "_flushes",
+        "_kept",
+        "_open",
         "_order",
         "_size",
+        "_window_writes",
         "_written",
         "capacity",
+        "clean_through",
+        "epoch",
         "loads",
     )
 
@@ -133,57 +152,176 @@ class WriteBackCache:
         self._evictions = 0
         self._written = 0
         self._flushes = 0
+        self._kept = 0
+        self._window_writes = 0  # written by closed windows (in the thread that closed them)
+        self.epoch = 1  # entries marked dirty now get it; ``freeze`` starts the next one
+        self.clean_through = 0  # entries marked dirty in an epoch up to it are written back
+        # Windows in barrier order; only the event loop replaces the tuple, closers read it.
+        self._open: tuple[weakref.ref[FrozenWrites[Any]], ...] = ()
+        self._closing = threading.Lock()  # one closer at a time, windows in order
 
     def admit(self, entry: CachedEntry) -> None:
         """Count ``entry``, which its home holds from now on; first evict if the cache is full.
 
-        ``entry`` itself is never evicted here, so its caller may still change it.
+        ``entry`` itself is never evicted here, so its caller may still change it. While a
+        window is open nothing is evicted, up to twice ``capacity``.
         """
-        if self._size >= self.capacity:
+        if self._size >= self.capacity and self._may_evict():
             self._evict()
         self._order.append(entry)
         self._size += 1
 
     def mark_dirty(self, entry: CachedEntry) -> None:
-        """Remember that RocksDB does not hold ``entry``'s value yet."""
-        entry.dirty = True
-        self._dirty.append(entry)
-        if len(self._dirty) > 2 * self.capacity:  # evicted or written back since: forget them
-            self._dirty = list({id(kept): kept for kept in self._dirty if kept.dirty}.values())
+        """Remember that RocksDB will not hold ``entry``'s value: call it before changing it.
+
+        Needed once per epoch: callers skip it while ``entry.dirty == epoch``. An entry
+        dirty since before an open window's barrier keeps its value for the window first.
+        """
+        if entry.dirty <= self.clean_through:
+            entry.dirty = self.epoch
+            self._dirty.append(entry)
+            if len(self._dirty) > 2 * self.capacity:  # written back since: forget them
+                self._dirty = list(
+                    {id(kept): kept for kept in self._dirty if self._is_dirty(kept)}.values()
+                )
+            return
+        if self._open:
+            self._keep(entry)
+        entry.dirty = self.epoch
+
+    def freeze(self, capture: Callable[[], T]) -> FrozenWrites[T]:
+        """Open a window for a snapshot at this barrier: its synchronous part.
+
+        A copy of the list of dirty entries, nothing encoded; closing it writes them and
+        returns ``capture()`` (see ``rocksdb.frozen``). The entries stay dirty here until then.
+        """
+        frozen = FrozenWrites(
+            self._dirty.copy(),
+            epoch=self.epoch,
+            floor=self.clean_through,
+            capture=capture,
+            windows=self,
+        )
+        self.epoch += 1
+        self._open = (*self._windows(), weakref.ref(frozen))
+        return frozen
+
+    def settle(self) -> None:
+        """Close every open window, on this thread, unless a closer does it: before a write.
+
+        Called on the event loop before it writes RocksDB itself; it waits for a window a
+        worker thread is closing, and closes the others.
+        """
+        if self._windows():
+            with self._closing:
+                for frozen in self._alive():
+                    self._close(frozen)
+            self._open = ()
+
+    def discard(self, frozen: FrozenWrites[T]) -> T | None:
+        """Cancel ``frozen`` if it is open; return what it captured if it was closed before."""
+        with self._closing:
+            return frozen.cancel()
 
     def drop(self, entry: CachedEntry) -> None:
         """Take ``entry``, which its home no longer holds, out without writing it."""
-        entry.home, entry.dirty = None, False
+        self.settle()  # an open window would write it back after whatever comes next
+        entry.home, entry.dirty = None, 0
         self._size -= 1
         if len(self._order) > 2 * self.capacity:
             self._order = deque(kept for kept in self._order if kept.home is not None)
 
     def flush(self) -> int:
         """Write every dirty entry to RocksDB in one batch; return how many were written."""
+        self.settle()
         dirty, self._dirty = self._dirty, []
-        return self._write(entry for entry in dirty if entry.dirty)
+        return self._write(dirty)
 
     def flush_entries(self, entries: Iterable[CachedEntry]) -> int:
         """Write the dirty ones of ``entries`` in one batch (one key's map, before a scan)."""
-        return self._write(entry for entry in entries if entry.dirty)
+        dirty = [entry for entry in entries if self._is_dirty(entry)]
+        if dirty:
+            self.settle()
+        return self._write(dirty)
+
+    def close(self) -> None:
+        """Close the windows still open (their snapshots survive the database's close)."""
+        self.settle()
 
     def statistics(self) -> CacheStatistics:
         """Return the cache's size, dirty entries and what it read, evicted and wrote."""
-        dirty = len({id(entry) for entry in self._dirty if entry.dirty})
+        dirty = len({id(entry) for entry in self._dirty if self._is_dirty(entry)})
         return CacheStatistics(
             self.capacity,
             self._size,
             dirty,
             self.loads,
             self._evictions,
-            self._written,
+            self._written + self._window_writes,
             self._flushes,
+            self._kept,
         )
+
+    def _is_dirty(self, entry: CachedEntry) -> bool:
+        return entry.dirty > self.clean_through
+
+    def _windows(self) -> tuple[weakref.ref[FrozenWrites[Any]], ...]:
+        """The open windows, pruned of closed and dropped ones (on the event loop)."""
+        if self._open:
+            self._open = tuple(ref for ref in self._open if _is_open(ref))
+        return self._open
+
+    def _alive(self) -> list[FrozenWrites[Any]]:
+        return [frozen for ref in self._open if (frozen := ref()) is not None]
+
+    def _may_evict(self) -> bool:
+        if not self._windows():
+            return True
+        if self._size < 2 * self.capacity:
+            return False
+        self.settle()  # too many entries to wait for the worker: close them here
+        return True
+
+    def _keep(self, entry: CachedEntry) -> None:
+        """Give ``entry``'s stored bytes to the open windows that need them, before a change."""
+        value: Any = _UNKNOWN
+        for frozen in self._alive():
+            if not frozen.closed and frozen.holds(entry):
+                if value is _UNKNOWN:
+                    value = _stored(entry)
+                self._kept += frozen.keep(entry.db_key, value)
+
+    def close_through(self, frozen: FrozenWrites[Any]) -> None:
+        """Close ``frozen`` and every window opened before it, in order (in any thread)."""
+        with self._closing:
+            for earlier in self._alive():
+                if earlier.epoch > frozen.epoch:
+                    break
+                self._close(earlier)
+
+    def _close(self, frozen: FrozenWrites[Any]) -> None:
+        """Write ``frozen``'s entries in one batch, capture RocksDB, mark them written."""
+        if frozen.closed:
+            return
+        frozen.floor = max(frozen.floor, self.clean_through)  # written by an earlier window
+        batch = WriteBatch(raw_mode=True)
+        for db_key, value in frozen.encode().items():
+            if value is None:
+                batch.delete(db_key)
+            else:
+                batch.put(db_key, value)
+        written = len(batch)
+        if written:
+            self._database.db.write(batch)
+            self._window_writes += written
+        frozen.finish(frozen.capture())
+        self.clean_through = max(self.clean_through, frozen.epoch)
 
     def _write(self, entries: Iterable[CachedEntry]) -> int:
         batch = WriteBatch(raw_mode=True)
         for entry in entries:
-            _stage(batch, entry)
+            if self._is_dirty(entry):
+                _stage(batch, entry)
         written = len(batch)
         if written:
             self._database.db.write(batch)
@@ -192,8 +330,8 @@ class WriteBackCache:
         return written
 
     def _evict(self) -> None:
-        # Down to capacity less an eighth (less one, for the entry being admitted).
-        target = self.capacity - max(1, self.capacity // _EVICT_SHARE)
+        # An eighth of the entries at a time (less one, for the entry being admitted).
+        target = self._size - max(1, self.capacity // _EVICT_SHARE)
         batch = WriteBatch(raw_mode=True)
         order = self._order
         turns = 2 * len(order)  # one turn clears every ``used``, the next evicts
@@ -207,7 +345,7 @@ class WriteBackCache:
                 entry.used = False
                 order.append(entry)
                 continue
-            if entry.dirty:
+            if self._is_dirty(entry):
                 _stage(batch, entry)
             home.forget(entry)
             entry.home = None
@@ -219,16 +357,28 @@ class WriteBackCache:
             self._written += written
 
     def __repr__(self) -> str:
-        return f"<WriteBackCache {self._size}/{self.capacity} dirty~{len(self._dirty)}>"
+        windows = f" windows={len(self._open)}" if self._open else ""
+        return f"<WriteBackCache {self._size}/{self.capacity} dirty~{len(self._dirty)}{windows}>"
+
+
+def _is_open(ref: weakref.ref[FrozenWrites[Any]]) -> bool:
+    frozen = ref()
+    return frozen is not None and not frozen.closed
 
 
 def _stage(batch: WriteBatch, entry: CachedEntry) -> None:
     """Add ``entry``'s value (a delete for ``ABSENT``) to ``batch``; it is clean after."""
-    entry.dirty = False
-    if entry.value is ABSENT:
+    value = _stored(entry)
+    entry.dirty = 0
+    if value is None:
         batch.delete(entry.db_key)
-        return
+    else:
+        batch.put(entry.db_key, value)
+
+
+def _stored(entry: CachedEntry) -> bytes | None:
+    """What RocksDB stores for ``entry``'s value now (``None``: a delete)."""
+    if entry.value is ABSENT:
+        return None
     assert entry.home is not None, "an entry that left the cache is never written"
-    payload = entry.home.payload(entry.value)
-    deadline = entry.deadline
-    batch.put(entry.db_key, PLAIN + payload if deadline is None else stamped(payload, deadline))
+    return stored(entry.value, entry.deadline, entry.home.payload)

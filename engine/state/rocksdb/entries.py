@@ -2,11 +2,13 @@
 
 The handles of value, list, reducing and aggregating state (and the raw table) work on a
 ``StateEntries``: ``entry`` returns a key's ``CachedEntry`` (read from RocksDB and cached if
-it was not), ``put`` replaces a value without reading the old one, ``changed`` marks a value
-changed in place. Each state has one, shared by all its handles, so two handles of one
-state see each other's writes. ``TtlStateEntries`` adds a state's TTL: an expired value
-reads as ``ABSENT`` (and is deleted when next written back), a write stamps a new deadline,
-a read refreshes it if the TTL says so.
+it was not), ``put`` replaces a value without reading the old one, ``changing`` marks a
+value about to change (replaced or changed in place: always called before, so that a
+snapshot's open window keeps the old value first, see ``rocksdb.frozen``). Each state has
+one, shared by all its handles, so two handles of one state see each other's writes.
+``TtlStateEntries`` adds a state's TTL: an expired value reads as ``ABSENT`` (and is
+deleted when next written back), a write stamps a new deadline, a read refreshes it if the
+TTL says so.
 """
 
 from __future__ import annotations
@@ -57,19 +59,19 @@ class StateEntries:
         entry = self.entries.get(key)
         if entry is None:
             entry = self.entries[key] = CachedEntry(self, key, self.access.key_of(key), value, None)
-            self.changed(entry)
+            self.changing(entry)
             self.cache.admit(entry)
         else:
+            self.changing(entry)
             entry.value = value
-            self.changed(entry)
 
-    def changed(self, entry: CachedEntry) -> None:
-        """Mark ``entry``'s value (set, or changed in place) as written.
+    def changing(self, entry: CachedEntry) -> None:
+        """Mark ``entry``'s value as written: call it before setting or changing it in place.
 
         A write alone does not mark it ``used``: a key read again by a later record is hot,
         one read and written back by a single record is not (each record reads first).
         """
-        if not entry.dirty:
+        if entry.dirty != self.cache.epoch:
             self.cache.mark_dirty(entry)
 
     def forget(self, entry: CachedEntry) -> None:
@@ -147,7 +149,7 @@ class TtlStateEntries(StateEntries):
         """Return the live entry of ``key``, its deadline refreshed if reads refresh."""
         entry = self.live(key)
         if entry.value is not ABSENT and self._policy.refreshes_on_read:
-            self.changed(entry)
+            self.changing(entry)
         return entry
 
     def live(self, key: Any) -> CachedEntry:
@@ -156,14 +158,14 @@ class TtlStateEntries(StateEntries):
         if entry.value is not ABSENT:
             assert entry.deadline is not None, "a value of a state with a TTL has a deadline"
             if entry.deadline <= self._policy.now():
+                super().changing(entry)  # deleted when written back
                 entry.value = ABSENT
-                super().changed(entry)  # deleted when written back
         return entry
 
-    def changed(self, entry: CachedEntry) -> None:
-        """Mark ``entry``'s value as written: it lives a full ``ttl`` from now."""
+    def changing(self, entry: CachedEntry) -> None:
+        """Mark ``entry``'s value as written (call it before): it lives a full ``ttl`` from now."""
+        super().changing(entry)
         entry.deadline = self._policy.deadline()
-        super().changed(entry)
 
     def _deadline(self, stored: float | None) -> float | None:
         return self._scope.restored_at + self._ttl if stored is None else stored

@@ -92,10 +92,10 @@ class MapStateEntries:
         if policy is not None and entry.value is not ABSENT:
             assert entry.deadline is not None, "a value of a map with a TTL has a deadline"
             if entry.deadline <= policy.now():
+                self._changing(entry, stamp=False)
                 entry.value = ABSENT
-                self._written(entry, stamp=False)
             elif refresh and policy.refreshes_on_read:
-                self._written(entry, stamp=True)
+                self._changing(entry, stamp=True)
         return entry
 
     def put(self, key: Any, user_key: Any, value: Any) -> None:
@@ -105,11 +105,11 @@ class MapStateEntries:
         if entry is None:
             db_key = entries.prefix + encode_key(user_key)
             entry = entries.values[user_key] = CachedEntry(entries, user_key, db_key, value, None)
-            self._written(entry, stamp=True)
+            self._changing(entry, stamp=True)
             self.cache.admit(entry)
         else:
+            self._changing(entry, stamp=True)
             entry.value = value
-            self._written(entry, stamp=True)
 
     def write_back(self, key: Any) -> bytes:
         """Write ``key``'s dirty user entries to RocksDB; return the key's RocksDB prefix.
@@ -153,11 +153,12 @@ class MapStateEntries:
         self.cache.admit(entry)
         return entry
 
-    def _written(self, entry: CachedEntry, *, stamp: bool) -> None:
+    def _changing(self, entry: CachedEntry, *, stamp: bool) -> None:
+        # Before the change, as ``StateEntries.changing``; only reads mark an entry used.
+        if entry.dirty != self.cache.epoch:
+            self.cache.mark_dirty(entry)
         if stamp and self._policy is not None:
             entry.deadline = self._policy.deadline()
-        if not entry.dirty:  # only reads mark an entry used (see ``StateEntries.changed``)
-            self.cache.mark_dirty(entry)
 
     def __repr__(self) -> str:
         return f"<MapStateEntries state_id={self.access.state_id.hex()} keys={len(self.maps)}>"

@@ -84,11 +84,11 @@ class RocksDBListState(ListState[V]):
     def add(self, value: V) -> None:
         """Append ``value`` to the current key's list."""
         entry = self._entries.live(self._scope.current_key)
+        self._entries.changing(entry)
         if entry.value is ABSENT:
             entry.value = [value]
         else:
             entry.value.append(value)
-        self._entries.changed(entry)
 
     def add_all(self, values: Iterable[V]) -> None:
         """Append every one of ``values`` to the current key's list."""
@@ -96,11 +96,11 @@ class RocksDBListState(ListState[V]):
         if not added:
             return
         entry = self._entries.live(self._scope.current_key)
+        self._entries.changing(entry)
         if entry.value is ABSENT:
             entry.value = added
         else:
             entry.value.extend(added)
-        self._entries.changed(entry)
 
     def update(self, values: Iterable[V]) -> None:
         """Replace the current key's list with ``values``; an empty one clears the key."""
@@ -135,9 +135,9 @@ class RocksDBReducingState(ReducingState[V]):
     def add(self, value: V) -> None:
         """Fold ``value`` into the current key's reduced value."""
         entry = self._entries.live(self._scope.current_key)
+        self._entries.changing(entry)  # before the function, which may change it in place
         previous = entry.value
         entry.value = value if previous is ABSENT else self._reduce(previous, value)
-        self._entries.changed(entry)
 
     def clear(self) -> None:
         """Remove the current key's reduced value."""
@@ -171,10 +171,10 @@ class RocksDBAggregatingState(AggregatingState[IN, OUT]):
     def add(self, value: IN) -> None:
         """Fold ``value`` into the current key's accumulator."""
         entry = self._entries.live(self._scope.current_key)
+        self._entries.changing(entry)  # before ``add``, which may change it in place
         function = self._function
         accumulator = function.create_accumulator() if entry.value is ABSENT else entry.value
         entry.value = function.add(value, accumulator)
-        self._entries.changed(entry)
 
     def clear(self) -> None:
         """Remove the current key's accumulator."""
@@ -194,10 +194,11 @@ class RocksDBTable(MutableMapping[Any, Any], Generic[V]):
     pass over the state. Values with a TTL follow it as ``ValueState`` does.
     """
 
-    __slots__ = ("_access", "_cached", "_entries", "_groups")
+    __slots__ = ("_access", "_cache", "_cached", "_entries", "_groups")
 
     def __init__(self, entries: StateEntries, access: StateAccess, key_groups: int) -> None:
         self._entries = entries
+        self._cache = entries.cache
         self._access = access
         self._groups = key_groups
         # With a TTL every access must check the deadline: an empty dict sends all to it.
@@ -224,9 +225,10 @@ class RocksDBTable(MutableMapping[Any, Any], Generic[V]):
         if entry is None:
             self._entries.put(key, value)
             return
-        entry.value = value
-        if not entry.dirty:  # only reads mark an entry used (see ``StateEntries.changed``)
-            self._entries.cache.mark_dirty(entry)
+        cache = self._cache
+        if entry.dirty != cache.epoch:  # before the change (see ``StateEntries.changing``)
+            cache.mark_dirty(entry)
+        entry.value = value  # only reads mark an entry used
 
     def prefetch(self, records: Iterable[Any], key_of: Callable[[Any], Any]) -> None:
         """Read the values of the records' keys that are not cached (a multi-get)."""

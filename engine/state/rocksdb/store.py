@@ -14,16 +14,19 @@ an empty one, or (``restore_native``) a RocksDB checkpoint's files, with their i
 Values are pickled (see ``rocksdb_values``); a map stores one entry per user key, so map
 access never reads the whole map. In front of the database sits a write-back cache of hot
 keys (``rocksdb.cache``): at most ``RocksDBOptions.cache_entries`` values as Python objects,
-each with its encoded key, written back in batches on eviction and before every snapshot
-and every scan. The state itself lives in RocksDB, and may be larger than memory.
+each with its encoded key, written back in batches on eviction and before every scan. The
+state itself lives in RocksDB, and may be larger than memory.
 
-Snapshots: ``snapshot`` writes the cache back, then creates a RocksDB iterator, which pins
-the database version current at that instant (memtables and SST files) at O(1) cost;
-``by_key_group`` walks it later, in a worker thread. (``Rdict.snapshot()`` is not used:
+Snapshots: ``snapshot`` freezes the cache's dirty entries (a copy of their list, see
+``rocksdb.frozen``) and creates a RocksDB iterator, which pins the database version current
+at that instant (memtables and SST files) at O(1) cost; ``by_key_group`` walks both later,
+in a worker thread, the frozen entries encoded there as they were at the snapshot (the
+event loop encodes first those it changes before). (``Rdict.snapshot()`` is not used:
 rocksdict 0.3 iterates such snapshots over the live data.) Incremental checkpoints take
 ``native_snapshot`` instead: a RocksDB checkpoint (``rocksdict.Checkpoint``: a flush and hard
-links to the immutable SST files, see ``rocksdb_checkpoint``), of which the checkpointer
-uploads only the files the last completed checkpoint did not have.
+links to the immutable SST files, see ``rocksdb.checkpoint``) with the frozen entries, which
+its asynchronous part writes into the checkpoint's own folder; the checkpointer uploads only
+the files the last completed checkpoint did not have.
 """
 
 from __future__ import annotations
@@ -94,15 +97,18 @@ class RocksDBKeyedStateStore:
     a value read from the cache is the cached object: never change it in place after
     ``update``.
 
-    Invariant: the database plus the write-back cache hold every state; ``snapshot`` writes
-    the cache's dirty entries back in one batch, then pins the database as it is (a RocksDB
-    iterator, O(1)), which ``by_key_group`` reads later, in another thread, while writes go
-    on. The cache holds at most ``options.cache_entries`` entries, whatever the size of the
-    state. The database lives in the folder ``path`` (created on first use, or moved there
-    from a RocksDB checkpoint's files by ``restore_native``; it must not hold a database
-    already), and ``close`` deletes it. Keys are encoded as ``rocksdb_keys`` says:
-    equal keys give equal bytes, and a map state's user keys of types other than str, bytes,
-    int, float, bool, None and tuples must pickle to equal bytes whenever they are equal.
+    Invariant: the database plus the write-back cache hold every state; ``snapshot`` captures
+    them as they are at O(1) cost (the list of dirty entries, copied on write, and a window
+    that its reader closes: the dirty entries are written back and RocksDB pinned then, in
+    another thread, while writes go on). A value must not change in place but through its
+    handle (a list's ``add``, an aggregate's ``add``), which keeps it for an open window
+    first. The cache holds at most ``options.cache_entries`` entries, whatever the size of
+    the state (twice that while a window is open). The database lives in the folder
+    ``path`` (created on first use, or moved there from a RocksDB checkpoint's files by
+    ``restore_native``; it must not hold a database already), and ``close`` deletes it.
+    Keys are encoded as ``rocksdb_keys`` says: equal keys give equal bytes, and a map
+    state's user keys of types other than str, bytes, int, float, bool, None and tuples
+    must pickle to equal bytes whenever they are equal.
     """
 
     __slots__ = (
@@ -234,35 +240,41 @@ class RocksDBKeyedStateStore:
     def snapshot(self) -> RocksDBKeyedStateSnapshot:
         """Take a consistent view of every state: the synchronous part of a checkpoint.
 
-        The cache's dirty entries are written back first (one batch); the view is O(1).
+        It writes nothing back: it freezes the cache's dirty entries (a copy of their list)
+        and opens a window, which ``by_key_group`` closes (see ``rocksdb.frozen``): it writes
+        them back, then pins RocksDB with an iterator, O(1).
         """
-        self._cache.flush()
+        frozen = self._cache.freeze(self._database.snapshot_if_open)
         self._snapshots += 1
         return RocksDBKeyedStateSnapshot(
-            self._database.snapshot() if self._database.is_open else None,
+            None,
             self._registry.formats,
             max_parallelism=self._codec.max_parallelism,
             kinds=self._registry.kinds.snapshot(),
-            entries=self._database.estimate_entries(),
+            entries=self._database.estimate_entries() + frozen.size,
             times=(self._clock.now(), self._restored_at),
+            frozen=frozen,
         )
 
     def native_snapshot(self) -> RocksDBCheckpointSnapshot:
         """Take a RocksDB checkpoint of every state: the synchronous part of an incremental one.
 
-        It writes the cache back, flushes the memtables and hard-links the SST files into a
-        folder of its own (``StateDatabase.checkpoint``); the checkpointer uploads the files
-        it has not uploaded before, then deletes the folder.
+        It freezes the cache's dirty entries and opens a window, which the checkpointer
+        closes when it first lists the files (``seal``, in a worker thread): it writes them
+        back, then flushes the memtables and hard-links the SST files into a folder of its
+        own (``StateDatabase.checkpoint``); it uploads the files it has not uploaded before,
+        then deletes the folder.
         """
-        self._cache.flush()
+        frozen = self._cache.freeze(self._database.checkpoint)
         self._snapshots += 1
         return RocksDBCheckpointSnapshot(
-            self._database.checkpoint(),
+            None,
             self._registry.formats,
             max_parallelism=self._codec.max_parallelism,
             kinds=self._registry.kinds.snapshot(),
-            entries=self._database.estimate_entries(),
+            entries=self._database.estimate_entries() + frozen.size,
             times=(self._clock.now(), self._restored_at),
+            frozen=frozen,
         )
 
     def restore(
@@ -338,7 +350,12 @@ class RocksDBKeyedStateStore:
         return self._cache.statistics()
 
     def close(self) -> None:
-        """Close the database and delete its folder; the state is gone."""
+        """Close the database and delete its folder; the state is gone.
+
+        Snapshots whose windows are still open are taken first (a pin of the database
+        outlives its close); RocksDB checkpoints' folders go with the database.
+        """
+        self._cache.close()
         self._entries.clear()
         self._database.close()
 
@@ -371,8 +388,8 @@ class RocksDBKeyedStateStore:
         return known
 
     def _access(self, state_id: bytes, descriptor: StateDescriptor) -> StateAccess:
-        db = self._database.db
-        return StateAccess(self, db, self._codec, state_id, descriptor.ttl, self._clock)
+        db, settle = self._database.db, self._cache.settle
+        return StateAccess(self, db, self._codec, state_id, descriptor.ttl, self._clock, settle)
 
     def __repr__(self) -> str:
         names = sorted(state.name for state in self._registry.formats.values())

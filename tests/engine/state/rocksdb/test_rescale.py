@@ -48,8 +48,9 @@ class Old:
 
     def source(self, index: int) -> tuple[Path, dict[str, Any]]:
         snapshot = self.snapshots[index]
-        assert snapshot.folder is not None
-        return snapshot.folder, snapshot.description()
+        folder = snapshot.seal()
+        assert folder is not None
+        return folder, snapshot.description()
 
 
 def owned(keys: range, index: int, parallelism: int) -> list[int]:
@@ -109,7 +110,7 @@ def test_values_that_had_expired_stay_out_and_the_others_live_a_full_ttl(tmp_pat
             state.update(key)
         clock.advance(6.0)  # the first subtask's values expire at 10.0, the second's at 16.0
     snapshots = [store.native_snapshot() for store in stores]  # at 12.0
-    sources = [(snapshot.folder, snapshot.description()) for snapshot in snapshots]
+    sources = [(snapshot.seal(), snapshot.description()) for snapshot in snapshots]
     merged = rescale_files(sources[0], sources[1:], range(MAX), MAX)  # type: ignore[arg-type]
     restored = RocksDBKeyedStateStore(tmp_path / "new", clock, max_parallelism=MAX)
     restored.restore_native(sources[0][0], merged)  # type: ignore[arg-type]
@@ -138,8 +139,9 @@ def test_a_state_the_base_lacks_gets_an_id_of_its_own(tmp_path: Path) -> None:
                 store.current_key = key
                 state.update(f"{name}-{key}")
         snapshot = store.native_snapshot()
-        assert snapshot.folder is not None
-        sources.append((snapshot.folder, snapshot.description()))
+        folder = snapshot.seal()
+        assert folder is not None
+        sources.append((folder, snapshot.description()))
     merged = rescale_files(sources[0], sources[1:], range(MAX), MAX)
     restored = RocksDBKeyedStateStore(tmp_path / "new", max_parallelism=MAX)
     restored.restore_native(sources[0][0], merged)
