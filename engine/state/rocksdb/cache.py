@@ -18,8 +18,6 @@ batch for their writes).
 
 from __future__ import annotations
 
-import threading
-import weakref
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -28,14 +26,13 @@ from typing import Any, Protocol, TypeVar
 from rocksdict import WriteBatch
 
 from lockgate.engine.state.rocksdb.database import StateDatabase
-from lockgate.engine.state.rocksdb.frozen import FrozenWrites
+from lockgate.engine.state.rocksdb.frozen import FrozenWrites, Windows
 from lockgate.engine.state.rocksdb.values import ABSENT, stored
 
 __all__ = ["ABSENT", "CacheHome", "CacheStatistics", "CachedEntry", "WriteBackCache"]
 
 T = TypeVar("T")
 
-_UNKNOWN: Any = object()
 _EVICT_SHARE = 8  # a full cache evicts 1/8 of its entries at once
 
 
@@ -60,7 +57,7 @@ class CachedEntry:
     the cache.
     """
 
-    __slots__ = ("db_key", "deadline", "dirty", "home", "key", "used", "value")
+    __slots__ = ("db_key", "deadline", "dirty", "home", "key", "listed", "used", "value")
 
     def __init__(
         self, home: CacheHome, key: Any, db_key: bytes, value: Any, deadline: float | None
@@ -71,6 +68,7 @@ class CachedEntry:
         self.value = value
         self.deadline = deadline
         self.dirty = 0
+        self.listed = False  # in the cache's list of dirty entries
         self.used = False
 
     def __repr__(self) -> str:
@@ -91,6 +89,8 @@ class CacheStatistics:
         flushes: flushes that wrote at least one entry.
         kept: entries encoded on the event loop for a snapshot's open window, because they
             were about to change before its asynchronous part encoded them (copy on write).
+        listed: entries in the list of dirty ones (some clean since), which a snapshot
+            copies at its barrier.
     """
 
     capacity: int
@@ -101,6 +101,7 @@ class CacheStatistics:
     written: int
     flushes: int
     kept: int = 0
+    listed: int = 0
 
 
 class WriteBackCache:
@@ -109,8 +110,8 @@ class WriteBackCache:
     Invariant: RocksDB plus the dirty entries hold every state exactly: an entry leaves the
     cache only after its value was written (or, ``drop``, once RocksDB needs it no more), and
     ``flush`` leaves no entry dirty. An entry is dirty while its ``dirty`` epoch is above
-    ``clean_through`` (the last epoch a closed window wrote back); every dirty entry is in
-    ``_dirty`` (with clean ones and repeats, compacted now and then).
+    the last epoch a closed window wrote back (``Windows.clean_through``); every dirty entry is in
+    ``_dirty``, once (``listed``), with clean ones until it grows to twice ``capacity``.
 
     Snapshots (``freeze``) open windows that a worker thread closes (``rocksdb.frozen``).
     While one is open the event loop writes nothing to RocksDB: nothing is evicted, and
@@ -123,19 +124,15 @@ class WriteBackCache:
     """
 
     __slots__ = (
-        "_closing",
         "_database",
         "_dirty",
         "_evictions",
         "_flushes",
-        "_kept",
-        "_open",
         "_order",
         "_size",
-        "_window_writes",
+        "_windows",
         "_written",
         "capacity",
-        "clean_through",
         "epoch",
         "loads",
     )
@@ -152,13 +149,8 @@ class WriteBackCache:
         self._evictions = 0
         self._written = 0
         self._flushes = 0
-        self._kept = 0
-        self._window_writes = 0  # written by closed windows (in the thread that closed them)
         self.epoch = 1  # entries marked dirty now get it; ``freeze`` starts the next one
-        self.clean_through = 0  # entries marked dirty in an epoch up to it are written back
-        # Windows in barrier order; only the event loop replaces the tuple, closers read it.
-        self._open: tuple[weakref.ref[FrozenWrites[Any]], ...] = ()
-        self._closing = threading.Lock()  # one closer at a time, windows in order
+        self._windows = Windows(database)  # snapshots' open windows
 
     def admit(self, entry: CachedEntry) -> None:
         """Count ``entry``, which its home holds from now on; first evict if the cache is full.
@@ -177,16 +169,16 @@ class WriteBackCache:
         Needed once per epoch: callers skip it while ``entry.dirty == epoch``. An entry
         dirty since before an open window's barrier keeps its value for the window first.
         """
-        if entry.dirty <= self.clean_through:
+        if entry.dirty <= self._windows.clean_through:
             entry.dirty = self.epoch
-            self._dirty.append(entry)
-            if len(self._dirty) > 2 * self.capacity:  # written back since: forget them
-                self._dirty = list(
-                    {id(kept): kept for kept in self._dirty if self._is_dirty(kept)}.values()
-                )
+            if not entry.listed:
+                entry.listed = True
+                self._dirty.append(entry)
+                if len(self._dirty) > 2 * self.capacity:
+                    self._compact()
             return
-        if self._open:
-            self._keep(entry)
+        if self._windows.any_open:
+            self._windows.keep(entry)
         entry.dirty = self.epoch
 
     def freeze(self, capture: Callable[[], T]) -> FrozenWrites[T]:
@@ -195,33 +187,13 @@ class WriteBackCache:
         A copy of the list of dirty entries, nothing encoded; closing it writes them and
         returns ``capture()`` (see ``rocksdb.frozen``). The entries stay dirty here until then.
         """
-        frozen = FrozenWrites(
-            self._dirty.copy(),
-            epoch=self.epoch,
-            floor=self.clean_through,
-            capture=capture,
-            windows=self,
-        )
+        frozen = self._windows.open(self._dirty.copy(), self.epoch, capture)
         self.epoch += 1
-        self._open = (*self._windows(), weakref.ref(frozen))
         return frozen
 
     def settle(self) -> None:
-        """Close every open window, on this thread, unless a closer does it: before a write.
-
-        Called on the event loop before it writes RocksDB itself; it waits for a window a
-        worker thread is closing, and closes the others.
-        """
-        if self._windows():
-            with self._closing:
-                for frozen in self._alive():
-                    self._close(frozen)
-            self._open = ()
-
-    def discard(self, frozen: FrozenWrites[T]) -> T | None:
-        """Cancel ``frozen`` if it is open; return what it captured if it was closed before."""
-        with self._closing:
-            return frozen.cancel()
+        """Close every open window, on this thread, unless a closer does it: before a write."""
+        self._windows.settle()
 
     def drop(self, entry: CachedEntry) -> None:
         """Take ``entry``, which its home no longer holds, out without writing it."""
@@ -235,6 +207,8 @@ class WriteBackCache:
         """Write every dirty entry to RocksDB in one batch; return how many were written."""
         self.settle()
         dirty, self._dirty = self._dirty, []
+        for entry in dirty:
+            entry.listed = False
         return self._write(dirty)
 
     def flush_entries(self, entries: Iterable[CachedEntry]) -> int:
@@ -250,72 +224,39 @@ class WriteBackCache:
 
     def statistics(self) -> CacheStatistics:
         """Return the cache's size, dirty entries and what it read, evicted and wrote."""
-        dirty = len({id(entry) for entry in self._dirty if self._is_dirty(entry)})
+        dirty = sum(1 for entry in self._dirty if self._is_dirty(entry))
         return CacheStatistics(
             self.capacity,
             self._size,
             dirty,
             self.loads,
             self._evictions,
-            self._written + self._window_writes,
+            self._written + self._windows.written,
             self._flushes,
-            self._kept,
+            self._windows.kept,
+            len(self._dirty),
         )
 
     def _is_dirty(self, entry: CachedEntry) -> bool:
-        return entry.dirty > self.clean_through
-
-    def _windows(self) -> tuple[weakref.ref[FrozenWrites[Any]], ...]:
-        """The open windows, pruned of closed and dropped ones (on the event loop)."""
-        if self._open:
-            self._open = tuple(ref for ref in self._open if _is_open(ref))
-        return self._open
-
-    def _alive(self) -> list[FrozenWrites[Any]]:
-        return [frozen for ref in self._open if (frozen := ref()) is not None]
+        return entry.dirty > self._windows.clean_through
 
     def _may_evict(self) -> bool:
-        if not self._windows():
+        if not self._windows.any_open:
             return True
         if self._size < 2 * self.capacity:
             return False
         self.settle()  # too many entries to wait for the worker: close them here
         return True
 
-    def _keep(self, entry: CachedEntry) -> None:
-        """Give ``entry``'s stored bytes to the open windows that need them, before a change."""
-        value: Any = _UNKNOWN
-        for frozen in self._alive():
-            if not frozen.closed and frozen.holds(entry):
-                if value is _UNKNOWN:
-                    value = _stored(entry)
-                self._kept += frozen.keep(entry.db_key, value)
-
-    def close_through(self, frozen: FrozenWrites[Any]) -> None:
-        """Close ``frozen`` and every window opened before it, in order (in any thread)."""
-        with self._closing:
-            for earlier in self._alive():
-                if earlier.epoch > frozen.epoch:
-                    break
-                self._close(earlier)
-
-    def _close(self, frozen: FrozenWrites[Any]) -> None:
-        """Write ``frozen``'s entries in one batch, capture RocksDB, mark them written."""
-        if frozen.closed:
-            return
-        frozen.floor = max(frozen.floor, self.clean_through)  # written by an earlier window
-        batch = WriteBatch(raw_mode=True)
-        for db_key, value in frozen.encode().items():
-            if value is None:
-                batch.delete(db_key)
+    def _compact(self) -> None:
+        """Forget the listed entries that are clean (written back, evicted, dropped)."""
+        clean_through, listed = self._windows.clean_through, []
+        for entry in self._dirty:
+            if entry.dirty > clean_through:
+                listed.append(entry)
             else:
-                batch.put(db_key, value)
-        written = len(batch)
-        if written:
-            self._database.db.write(batch)
-            self._window_writes += written
-        frozen.finish(frozen.capture())
-        self.clean_through = max(self.clean_through, frozen.epoch)
+                entry.listed = False
+        self._dirty = listed
 
     def _write(self, entries: Iterable[CachedEntry]) -> int:
         batch = WriteBatch(raw_mode=True)
@@ -357,13 +298,8 @@ class WriteBackCache:
             self._written += written
 
     def __repr__(self) -> str:
-        windows = f" windows={len(self._open)}" if self._open else ""
-        return f"<WriteBackCache {self._size}/{self.capacity} dirty~{len(self._dirty)}{windows}>"
-
-
-def _is_open(ref: weakref.ref[FrozenWrites[Any]]) -> bool:
-    frozen = ref()
-    return frozen is not None and not frozen.closed
+        size = f"{self._size}/{self.capacity}"
+        return f"<WriteBackCache {size} dirty~{len(self._dirty)} {self._windows!r}>"
 
 
 def _stage(batch: WriteBatch, entry: CachedEntry) -> None:

@@ -1,4 +1,4 @@
-"""FrozenWrites: what only the write-back cache held at a barrier, written back for one snapshot.
+"""FrozenWrites and Windows: what only the write-back cache held at a barrier, for a snapshot.
 
 A snapshot of a RocksDB store needs RocksDB to hold everything, and at a barrier the
 write-back cache holds the newest values of its dirty entries. Writing them back at the
@@ -10,8 +10,9 @@ checkpoint RocksDB with ``capture``) is the asynchronous part's job, in a worker
 
 While a window is open the event loop never writes RocksDB (it reads it, and the cache
 keeps every dirty entry), so RocksDB plus the frozen values are the state at the barrier
-whenever the window closes. Anything on the event loop that must write RocksDB first closes
-every open window itself (``WriteBackCache.settle``), in barrier order.
+whenever the window closes. ``Windows`` closes them one at a time, each after those opened
+before it. Anything on the event loop that must write RocksDB first closes every open
+window itself (``Windows.settle``).
 
 Copy on write keeps the frozen values exact: before the event loop changes an entry that
 was dirty at the barrier, it encodes it and ``keep``s it. An entry's value and deadline
@@ -23,10 +24,15 @@ loop changed meanwhile (a torn read), the event loop's record came first.
 
 from __future__ import annotations
 
+import threading
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Generic, Protocol, TypeVar
 
+from rocksdict import WriteBatch
+
 from lockgate.engine.state.gil_share import sharing_the_gil
+from lockgate.engine.state.rocksdb.database import StateDatabase
 from lockgate.engine.state.rocksdb.values import stored
 
 __all__ = ["FrozenEntry", "FrozenWrites", "Windows"]
@@ -52,16 +58,6 @@ class FrozenEntry(Protocol):
     @property
     def home(self) -> _Home | None:
         """What holds the entry and encodes its value; ``None`` once it left the cache."""
-
-
-class Windows(Protocol):
-    """What closes and cancels windows, one at a time and in barrier order (the cache)."""
-
-    def close_through(self, frozen: FrozenWrites[Any]) -> None:
-        """Close ``frozen`` and every window opened before it, in order."""
-
-    def discard(self, frozen: FrozenWrites[T]) -> T | None:
-        """Cancel ``frozen`` if still open; return what it captured if it was closed."""
 
 
 class FrozenWrites(Generic[T]):
@@ -189,3 +185,110 @@ def _encoded(entry: FrozenEntry, kept: Mapping[bytes, bytes | None]) -> Any:
         if entry.db_key in kept:  # changed while it was being encoded: kept before
             return _KEPT
         raise
+
+
+class Windows:
+    """The open windows of one write-back cache, closed one at a time, in barrier order.
+
+    Invariant: ``clean_through`` is the epoch of the last window closed (0: none): an entry
+    marked dirty in an epoch up to it, and not since, is written back. Closing a window
+    closes every window opened before it first, so RocksDB goes through the barriers'
+    states in order. Only the event loop opens windows and prunes the tuple of open ones;
+    closers, in any thread, read it and hold ``_closing``.
+    """
+
+    __slots__ = ("_closing", "_database", "_open", "clean_through", "kept", "written")
+
+    def __init__(self, database: StateDatabase) -> None:
+        self._database = database
+        self.clean_through = 0
+        self.kept = 0  # entries the event loop encoded for a window before changing them
+        self.written = 0  # entries windows wrote back, in the threads that closed them
+        self._open: tuple[weakref.ref[FrozenWrites[Any]], ...] = ()
+        self._closing = threading.Lock()
+
+    def open(
+        self, members: Sequence[FrozenEntry], epoch: int, capture: Callable[[], T]
+    ) -> FrozenWrites[T]:
+        """Open a window at the barrier that ends ``epoch``, for ``members`` (on the event loop)."""
+        frozen = FrozenWrites(
+            members, epoch=epoch, floor=self.clean_through, capture=capture, windows=self
+        )
+        self._open = (*self._pruned(), weakref.ref(frozen))
+        return frozen
+
+    @property
+    def any_open(self) -> bool:
+        """Whether a window is open (on the event loop; it forgets closed and dropped ones)."""
+        return bool(self._pruned())
+
+    def keep(self, entry: FrozenEntry) -> None:
+        """Give ``entry``'s stored bytes to the open windows that hold it, before it changes."""
+        value: Any = _KEPT
+        for ref in self._open:
+            frozen = ref()
+            if frozen is None or frozen.closed or not frozen.holds(entry):
+                continue
+            if value is _KEPT:
+                home = entry.home
+                assert home is not None, "an entry an open window holds stays cached"
+                value = stored(entry.value, entry.deadline, home.payload)
+            self.kept += frozen.keep(entry.db_key, value)
+
+    def settle(self) -> None:
+        """Close every open window here, waiting for one a closer is closing: before a write.
+
+        Called on the event loop before it writes RocksDB itself.
+        """
+        if self._pruned():
+            with self._closing:
+                for frozen in self._alive():
+                    self._close(frozen)
+            self._open = ()
+
+    def close_through(self, frozen: FrozenWrites[Any]) -> None:
+        """Close ``frozen`` and every window opened before it, in order (in any thread)."""
+        with self._closing:
+            for earlier in self._alive():
+                if earlier.epoch > frozen.epoch:
+                    break
+                self._close(earlier)
+
+    def discard(self, frozen: FrozenWrites[T]) -> T | None:
+        """Cancel ``frozen`` if it is open; return what it captured if it was closed before."""
+        with self._closing:
+            return frozen.cancel()
+
+    def _close(self, frozen: FrozenWrites[Any]) -> None:
+        """Write ``frozen``'s entries in one batch, then capture RocksDB; they are clean."""
+        if frozen.closed:
+            return
+        frozen.floor = max(frozen.floor, self.clean_through)  # written by an earlier window
+        batch = WriteBatch(raw_mode=True)
+        for db_key, value in frozen.encode().items():
+            if value is None:
+                batch.delete(db_key)
+            else:
+                batch.put(db_key, value)
+        written = len(batch)  # a written batch is consumed: count first
+        if written:
+            self._database.db.write(batch)
+            self.written += written
+        frozen.finish(frozen.capture())
+        self.clean_through = max(self.clean_through, frozen.epoch)
+
+    def _pruned(self) -> tuple[weakref.ref[FrozenWrites[Any]], ...]:
+        if self._open:
+            self._open = tuple(ref for ref in self._open if _is_open(ref))
+        return self._open
+
+    def _alive(self) -> list[FrozenWrites[Any]]:
+        return [frozen for ref in self._open if (frozen := ref()) is not None]
+
+    def __repr__(self) -> str:
+        return f"<Windows open={len(self._open)} clean_through={self.clean_through}>"
+
+
+def _is_open(ref: weakref.ref[FrozenWrites[Any]]) -> bool:
+    frozen = ref()
+    return frozen is not None and not frozen.closed

@@ -28,7 +28,7 @@ from lockgate.engine import (
     StreamEnvironment,
     ValueStateDescriptor,
 )
-from lockgate.engine.state.rocksdb.cache import WriteBackCache
+from lockgate.engine.state.rocksdb.frozen import Windows
 from lockgate.engine.testing import AwaitCheckpoint, FailOnce
 from tests.engine.jobs.savepoints import Topic, TopicSource
 
@@ -104,16 +104,16 @@ class HeldWindows:
         self.closing, self.go = threading.Event(), threading.Event()
         self.go.set()
         self.kept: list[int] = []
-        close_through, event_loop = WriteBackCache.close_through, threading.get_ident()
+        close_through, event_loop = Windows.close_through, threading.get_ident()
 
-        def held(cache: WriteBackCache, frozen: Any) -> None:
+        def held(windows: Windows, frozen: Any) -> None:
             if threading.get_ident() != event_loop and not self.go.is_set():
                 self.closing.set()
                 assert self.go.wait(timeout=60), "the test never let the window close"
-                self.kept.append(cache.statistics().kept)
-            close_through(cache, frozen)
+                self.kept.append(windows.kept)
+            close_through(windows, frozen)
 
-        monkeypatch.setattr(WriteBackCache, "close_through", held)
+        monkeypatch.setattr(Windows, "close_through", held)
 
 
 class Progress:

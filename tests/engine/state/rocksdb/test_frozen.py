@@ -221,3 +221,13 @@ def test_a_snapshot_read_in_a_worker_thread_while_writes_go_on_holds_its_barrier
     both.rocksdb.close()
     assert kept >= 5 * 200 - 200
     assert read == [expected]
+
+
+def test_keys_rewritten_after_every_snapshot_are_listed_once(both: Both) -> None:
+    rounds = []
+    for round_ in range(3):
+        both.write(range(10), round_ * 100)  # each round adds 10 map entries
+        flat(both.rocksdb.snapshot())
+        rounds.append(both.rocksdb.cache_statistics())
+
+    assert [(each.listed, each.entries) for each in rounds] == [(50, 50), (60, 60), (70, 70)]
