@@ -9,9 +9,11 @@ every run is checked against the floor. Printed: the rates, and RocksDB's as a r
 memory's with the same sink. **Goal: RocksDB with the state within the cache at least
 0.30 x memory** (issue 19). ``--multi-get`` also times RocksDB's multi-get against single
 gets of the same keys (what ``reduce`` and ``aggregate`` read ahead with); ``--sync-part``
-the synchronous part of a snapshot of one store whose cache holds 20,000 dirty entries
-(it writes them back first) against one with none dirty; ``--cache-memory`` the Python
-memory a full cache of 20,000 entries holds (small int keys and pairs of ints as values).
+the synchronous part of a snapshot of one store whose cache holds 20,000 dirty entries,
+with the write-back in it (as before its window) and as it is now, with the ratio, the
+asynchronous part that writes them back now, and what copy on write costs the event loop;
+``--cache-memory`` the Python memory a full cache of 20,000 entries holds (small int keys
+and pairs of ints as values).
 Run with ``--help`` for flags.
 """
 
@@ -23,6 +25,7 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import keyed_sum
 import word_count
@@ -145,29 +148,82 @@ def measure_multi_get(keys: int, base: Path) -> None:
 
 
 def measure_sync_part(entries: int, base: Path) -> None:
-    """Time a store's ``snapshot`` and ``native_snapshot`` with ``entries`` dirty, and none."""
+    """Time a snapshot's parts on RocksDB with ``entries`` dirty: write-back at the barrier or not.
+
+    Before: the write-back in the synchronous part (``flush()`` then the snapshot, on the
+    event loop, as ``snapshot()`` did until its window). Now: ``snapshot()`` alone, and the
+    asynchronous part that closes its window (reading it, or listing an incremental one's
+    files), timed apart. Also the event loop's cost of rewriting the keys while the window
+    is open (each dirty entry encoded once, copy on write) against with no window open.
+    """
     from lockgate.engine.state import ValueStateDescriptor
     from lockgate.engine.state.rocksdb.store import RocksDBKeyedStateStore
 
     store = RocksDBKeyedStateStore(base / "sync-part")
     table = store.table(ValueStateDescriptor[tuple[int, int]]("sums"))
-    best: dict[tuple[str, bool], float] = {}
-    for round_ in range(5):
-        for name in ("snapshot", "native_snapshot"):
-            for dirty in (True, False):
-                for key in range(entries if dirty else 0):
-                    table[key] = (key, round_)
-                started = time.perf_counter()
-                snapshot = getattr(store, name)()
-                seconds = time.perf_counter() - started
-                best[name, dirty] = min(best.get((name, dirty), float("inf")), seconds)
-                if name == "native_snapshot":
-                    snapshot.discard()
+    counter = iter(range(1, 1 << 30))
+
+    def rewrite() -> float:
+        round_ = next(counter)
+        started = time.perf_counter()
+        for key in range(entries):
+            table[key] = (key, round_)
+        return time.perf_counter() - started
+
+    best: dict[str, float] = {}
+
+    def keep(name: str, seconds: float) -> None:
+        best[name] = min(best.get(name, float("inf")), seconds)
+
+    for _ in range(5):
+        for native in (False, True):
+            take = store.native_snapshot if native else store.snapshot
+            rewrite()
+            started = time.perf_counter()
+            store.flush()
+            before = take()
+            _close(before, native)
+            keep(f"{native}-before", time.perf_counter() - started)
+            rewrite()
+            started = time.perf_counter()
+            now = take()
+            keep(f"{native}-now", time.perf_counter() - started)
+            keep(f"{native}-rewrite-open", rewrite())
+            started = time.perf_counter()
+            _close(now, native)
+            keep(f"{native}-async", time.perf_counter() - started)
+            keep(f"{native}-rewrite-closed", rewrite())
+            store.flush()
     store.close()
-    print(f"synchronous part of a snapshot of {entries:,} keys on RocksDB, best of 5")
-    for (name, dirty), seconds in best.items():
-        what = f"{name}(), {entries:,} dirty" if dirty else f"{name}(), none dirty"
-        print(f"{what:<{LABEL_WIDTH}}{seconds * 1e3:>10.1f} ms")
+    _report_sync_part(entries, best)
+
+
+def _close(snapshot: Any, native: bool) -> None:
+    """The asynchronous part's first step: read the snapshot (closing its window)."""
+    if native:
+        snapshot.files()
+        snapshot.discard()
+    else:
+        snapshot.by_key_group(128)
+
+
+def _report_sync_part(entries: int, best: dict[str, float]) -> None:
+    print(f"a snapshot of {entries:,} dirty keys on RocksDB, best of 5")
+    for native, name in ((False, "snapshot()"), (True, "native_snapshot()")):
+        before, now = best[f"{native}-before"], best[f"{native}-now"]
+        rows = (
+            (f"{name}: sync part, write-back in it (before)", before * 1e3, "ms"),
+            (f"{name}: sync part, window opened (now)", now * 1e3, "ms"),
+            (f"{name}: sync part now / before", now / before, "x"),
+            (f"{name}: async part, window closed in it", best[f"{native}-async"] * 1e3, "ms"),
+            (
+                f"{name}: rewriting the keys, window open / closed",
+                best[f"{native}-rewrite-open"] / best[f"{native}-rewrite-closed"],
+                "x",
+            ),
+        )
+        for label_, figure, unit in rows:
+            print(f"{label_:<{LABEL_WIDTH + 8}}{figure:>10.3f} {unit}")
 
 
 def measure_cache_memory(entries: int, base: Path) -> None:
