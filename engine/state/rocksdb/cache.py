@@ -177,8 +177,8 @@ class WriteBackCache:
                 if len(self._dirty) > 2 * self.capacity:
                     self._compact()
             return
-        if self._windows.any_open:
-            self._windows.keep(entry)
+        if self._windows.listed:
+            self._windows.keep(entry)  # it skips the windows closed meanwhile
         entry.dirty = self.epoch
 
     def freeze(self, capture: Callable[[], T]) -> FrozenWrites[T]:

@@ -222,18 +222,32 @@ class Windows:
         """Whether a window is open (on the event loop; it forgets closed and dropped ones)."""
         return bool(self._pruned())
 
+    @property
+    def listed(self) -> bool:
+        """Whether a window may be open (some were opened and not found closed since)."""
+        return bool(self._open)
+
     def keep(self, entry: FrozenEntry) -> None:
-        """Give ``entry``'s stored bytes to the open windows that hold it, before it changes."""
+        """Give ``entry``'s stored bytes to the open windows that hold it, before it changes.
+
+        On the event loop; once it finds every window closed, it forgets them.
+        """
         value: Any = _KEPT
+        still_open = False
         for ref in self._open:
             frozen = ref()
-            if frozen is None or frozen.closed or not frozen.holds(entry):
+            if frozen is None or frozen.closed:
+                continue
+            still_open = True
+            if not frozen.holds(entry):
                 continue
             if value is _KEPT:
                 home = entry.home
                 assert home is not None, "an entry an open window holds stays cached"
                 value = stored(entry.value, entry.deadline, home.payload)
             self.kept += frozen.keep(entry.db_key, value)
+        if not still_open:
+            self._open = ()
 
     def settle(self) -> None:
         """Close every open window here, waiting for one a closer is closing: before a write.
