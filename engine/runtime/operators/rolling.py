@@ -1,4 +1,9 @@
-"""Rolling aggregates of a keyed stream: ``reduce`` and ``aggregate``, one result per record."""
+"""Rolling aggregates of a keyed stream: ``reduce`` and ``aggregate``, one result per record.
+
+A state that reads ahead (RocksDB's: ``prefetch(records, key_of)``) first reads the values
+of the batch's keys it does not cache, in one multi-get; the loop over the records is the
+same for every backend.
+"""
 
 from __future__ import annotations
 
@@ -18,13 +23,22 @@ from lockgate.engine.state.memory.layers import ABSENT
 from lockgate.engine.state.memory.versioned_table import VersionedTable
 from lockgate.engine.time.clock import Clock
 
-__all__ = ["MISSING", "AggregateOperator", "ReduceOperator"]
+__all__ = ["MISSING", "AggregateOperator", "ReduceOperator", "prefetcher"]
+
+Prefetch = Callable[[list[Any], Callable[[Any], Any]], None]
+"""A state's ``prefetch(records, key_of)``: reads ahead the values of the records' keys."""
 
 MISSING = object()
 """No value yet for the key: a reduce starts from its first record."""
 _NOTHING: dict[Any, Any] = {}  # never written: nothing is under another backend's table
 _REDUCED = ValueStateDescriptor[Any]("reduced")
 _AGGREGATED = "aggregated"
+
+
+def prefetcher(state: object) -> Prefetch | None:
+    """The state's ``prefetch``, if it reads ahead (RocksDB's); ``None`` for the heap's."""
+    prefetch = getattr(state, "prefetch", None)
+    return prefetch if callable(prefetch) else None
 
 
 class ReduceOperator(Operator):
@@ -42,6 +56,7 @@ class ReduceOperator(Operator):
         self._fn: Callable[[Any, Any], Any] = self.function
         self._key_of = key_selector(node)
         self._table = self.keyed_state.table(_REDUCED)
+        self._prefetch = prefetcher(self._table)
 
     def process_batch(self, records: list[Any]) -> list[Any]:
         """Fold each record into its key's running value and emit the new value.
@@ -50,6 +65,8 @@ class ReduceOperator(Operator):
         layer (``below``); every write goes to the live layer, so no snapshot sees it.
         """
         fn, key_of, (live, below) = self._fn, self._key_of, _layers(self._table)
+        if self._prefetch is not None:
+            self._prefetch(records, key_of)
         out: list[Any] = []
         append = out.append
         for record in records:
@@ -95,10 +112,13 @@ class AggregateOperator(Operator):
         self._state = self.keyed_state.get_state(
             AggregatingStateDescriptor[Any, Any, Any](_AGGREGATED, function)
         )
+        self._prefetch = prefetcher(self._state)
 
     def process_batch(self, records: list[Any]) -> list[Any]:
         """Add each record to its key's accumulator and emit the accumulator's result."""
         store, key_of, state = self.keyed_state, self._key_of, self._state
+        if self._prefetch is not None:
+            self._prefetch(records, key_of)
         add, result = state.add, state.get
         out: list[Any] = []
         append = out.append
