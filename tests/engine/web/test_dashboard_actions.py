@@ -7,6 +7,7 @@ in full, once after the stop and once after the restore from the page's savepoin
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import anyio
@@ -31,11 +32,18 @@ from tests.engine.jobs.web import (
 pytestmark = pytest.mark.asyncio_only(reason="Playwright's async API and uvicorn run on asyncio")
 
 
+async def answered(page: Page) -> tuple[str, str]:
+    """Wait until the page's last action was answered; return its outcome and message."""
+    result = page.locator("#action-result")
+    await expect(result).not_to_have_class(re.compile("pending"))
+    return await result.get_attribute("class") or "", await result.inner_text()
+
+
 async def savepoint_of(page: Page) -> str:
-    """The savepoint folder the page reported for its last action."""
-    result = page.locator("#action-result.ok[data-savepoint]")
-    await expect(result).to_have_count(1)
-    folder = await result.get_attribute("data-savepoint")
+    """The savepoint folder the page reported for its last action, which succeeded."""
+    outcome, message = await answered(page)
+    assert outcome == "ok", message
+    folder = await page.locator("#action-result").get_attribute("data-savepoint")
     assert folder is not None
     return folder
 
@@ -72,11 +80,11 @@ async def test_the_stop_button_ends_the_job_with_a_savepoint_a_restore_continues
 async def test_the_savepoint_button_writes_a_savepoint_and_the_job_runs_on(
     browser: Browser, tmp_path: Path
 ) -> None:
-    registry = JobRegistry()
+    topic, registry = Topic(2), JobRegistry()
     async with (
         serve(registry) as server,
-        three_chain_job().start("three") as job,
-        dashboard(browser, server.url, job="three") as page,
+        counting_job(topic, CollectSink()).start("counts") as job,
+        dashboard(browser, server.url, job="counts") as page,
     ):
         registry.add(job)
         await page.fill("#savepoint-folder", str(tmp_path))
