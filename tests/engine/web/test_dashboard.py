@@ -9,6 +9,7 @@ in ``build/test-artifacts/``: ``dashboard.png`` is the three-chain job, backpres
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from playwright.async_api import Browser, Locator, Page, expect
@@ -17,7 +18,13 @@ from lockgate.connectors import CollectionSource, CollectSink
 from lockgate.engine import JobClient, RestartStrategy, StreamEnvironment
 from lockgate.engine.testing import FailOnce
 from lockgate.engine.web import JobRegistry, serve
-from tests.engine.jobs.dashboard import dashboard, keep_screenshot, three_chain_job
+from tests.engine.jobs import dashboard as dashboard_jobs
+from tests.engine.jobs.dashboard import (
+    chromium_or_skip,
+    dashboard,
+    keep_screenshot,
+    three_chain_job,
+)
 from tests.engine.jobs.event_time import WatermarkLog, below
 from tests.engine.jobs.savepoints import Topic, TopicSource
 from tests.engine.runtime.metrics.test_job_metrics import MONOTONOUS
@@ -236,3 +243,23 @@ async def test_exceptions_show_each_failed_attempt_with_its_operator_and_message
             await expect(page.locator("#no-exceptions")).to_be_hidden()
 
     assert fail.fired
+
+
+def test_without_chromium_a_browser_test_fails_under_ci(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(dashboard_jobs, "CHROMIUM", tmp_path / "chromium")
+    monkeypatch.setenv("CI", "true")
+
+    with pytest.raises(pytest.fail.Exception, match="scripts/install-services installs it"):
+        chromium_or_skip()
+
+
+def test_without_chromium_a_browser_test_skips_outside_ci(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(dashboard_jobs, "CHROMIUM", tmp_path / "chromium")
+    monkeypatch.delenv("CI", raising=False)
+
+    with pytest.raises(pytest.skip.Exception):
+        chromium_or_skip()
