@@ -2,8 +2,10 @@
 //
 // Invariants: every text that comes from a job (names, uids, messages) is set as textContent or
 // an attribute, never parsed as HTML; every request goes to the app that served this page
-// (../jobs..., wherever it is mounted); polls never overlap; the rolling history is the page's
-// own (the last HISTORY_MS of samples of the selected job) and starts anew with another job.
+// (../jobs..., wherever it is mounted); polls never overlap, and <body data-polls> counts those
+// that drew what the API answered; the rolling history is the page's
+// own (the last HISTORY_MS of samples of the selected job while it runs) and starts anew with
+// another job.
 "use strict";
 
 const POLL_MS = 1000;
@@ -144,6 +146,7 @@ async function poll() {
   poller.inFlight = true;
   try {
     await refresh();
+    document.body.dataset.polls = String(Number(document.body.dataset.polls ?? 0) + 1);
     setConnection("");
   } catch (error) {
     setConnection(`The REST API did not answer: ${error.message}`);
@@ -177,7 +180,7 @@ async function refresh() {
   );
   renderOverview(overview);
   renderLevels(vertices);
-  record(vertices);
+  if (!TERMINAL.has(overview.status)) record(vertices); // an ended job's last minutes stay
   renderCharts();
   renderCheckpoints(checkpoints);
   renderWatermarks(watermarks);
@@ -188,8 +191,8 @@ async function ensurePlan(overview) {
   const key = `${overview.name}@${overview.start_time}`;
   if (view.key === key) return;
   const { plan } = await getJson(jobPath(overview.name));
+  if (view.name !== overview.name) showResult("", "");
   Object.assign(view, { key, name: overview.name, plan, history: [] });
-  $("action-result").textContent = "";
   drawGraph(plan);
 }
 

@@ -149,6 +149,37 @@ async def test_the_charts_draw_throughput_fill_and_time_of_every_chain_from_the_
         )
 
 
+async def test_an_ended_job_s_charts_keep_its_last_minutes_and_grow_no_more(
+    browser: Browser,
+) -> None:
+    registry = JobRegistry()
+    async with (
+        serve(registry) as server,
+        three_chain_job().start("three") as job,
+        dashboard(browser, server.url, job="three") as page,
+    ):
+        registry.add(job)
+        await until_sampled(page, "throughput", lines=3, points=2)
+        job.cancel()
+        await job.wait()
+        await expect(page.locator("#job-status .status")).to_have_text("CANCELED")
+        line = page.locator('[data-chart="throughput"] polyline').first
+        points = await line.get_attribute("data-points")
+        await until_polled(page, more=2)
+        points_later = await line.get_attribute("data-points")
+
+    assert int(points or 0) >= 2
+    assert points_later == points
+
+
+async def until_polled(page: Page, *, more: int) -> None:
+    """Wait until the page has drawn ``more`` answers of the API after the current one."""
+    polls = int(await page.evaluate("document.body.dataset.polls ?? '0'"))
+    await page.wait_for_function(
+        "(after) => Number(document.body.dataset.polls ?? 0) >= after", arg=polls + more
+    )
+
+
 async def test_the_checkpoint_table_fills_with_every_completed_checkpoint(browser: Browser) -> None:
     registry = JobRegistry()
     async with (
