@@ -172,7 +172,8 @@ async function refresh() {
   const name = selectedJob();
   renderJobList(jobs, name);
   const overview = jobs.find((job) => job.name === name);
-  $("job").hidden = !overview;
+  // the job's view, and so its buttons, show only once it is drawn for this very job
+  if (!overview || overview.name !== view.name) $("job").hidden = true;
   if (!overview) return;
   await ensurePlan(overview);
   const [vertices, checkpoints, watermarks, exceptions] = await Promise.all(
@@ -185,6 +186,7 @@ async function refresh() {
   renderCheckpoints(checkpoints);
   renderWatermarks(watermarks);
   renderExceptions(exceptions);
+  $("job").hidden = false;
 }
 
 async function ensurePlan(overview) {

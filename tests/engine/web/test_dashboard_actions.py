@@ -12,7 +12,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from playwright.async_api import Browser, Page, expect
+from playwright.async_api import Browser, Page, Route, expect
 
 from lockgate.connectors import CollectSink
 from lockgate.engine import JobStatus
@@ -179,3 +179,33 @@ async def test_a_stop_without_a_savepoint_folder_asks_for_one_and_sends_nothing(
 
     assert status is JobStatus.RUNNING
     assert posted == []
+
+
+async def test_a_job_s_view_and_its_buttons_show_only_once_its_plan_is_drawn(
+    browser: Browser, tmp_path: Path
+) -> None:
+    topic, registry = Topic(2), JobRegistry()
+    asked, release = anyio.Event(), anyio.Event()
+
+    async def held(route: Route) -> None:
+        asked.set()
+        await release.wait()
+        await route.continue_()
+
+    async with (
+        serve(registry) as server,
+        counting_job(topic, CollectSink()).start("counts") as job,
+        dashboard(browser, server.url) as page,
+    ):
+        registry.add(job)
+        await page.route("**/jobs/counts", held)  # the plan, not /jobs/counts/...
+        await page.goto(f"{server.url}/dashboard/#job=counts")
+        await asked.wait()  # the page has the job list and waits for the plan
+        hidden_while_held = await page.locator("#job").is_hidden()
+        release.set()
+        await page.fill("#savepoint-folder", tmp_path.as_uri())
+        await page.click("#savepoint-button")
+        savepoint = await savepoint_of(page)
+
+    assert hidden_while_held
+    assert Path(savepoint).parent == tmp_path
