@@ -70,6 +70,8 @@ bench: install-examples
 	$(BIN)/python bench/simulation.py
 	$(BIN)/python bench/metrics.py
 	$(BIN)/python bench/rest_polling.py
+	$(BIN)/python bench/transport.py
+	$(BIN)/python bench/ingress.py
 
 clean:
 	rm -rf $(VENV) .typecheck build *.egg-info .pytest_cache .mypy_cache .ruff_cache

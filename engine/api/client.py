@@ -147,7 +147,17 @@ class JobClient:
         return await self._master.state_queries.query(uid, state_name, key)
 
     async def trigger_checkpoint(self) -> CompletedCheckpoint:
-        """Take a checkpoint now and return it once complete; raise ``CheckpointError`` if not."""
+        """Take a checkpoint now; return it once complete and committed by every subtask.
+
+        What the checkpoint made visible in the job's sinks (``CollectSink.results``, a
+        ``CommittedSink``'s subscribers) is there when this returns. Asked while the job
+        restarts, the next attempt takes it.
+
+        Raises:
+            CheckpointError: the checkpoint did not complete.
+            JobError: it completed, but the attempt ended before every subtask committed it
+                (an attempt restored from it commits it), or the job has ended.
+        """
         ticket = await self._master.trigger_checkpoint()
         return await ticket.wait()
 
@@ -188,7 +198,9 @@ class JobClient:
         """Cancel the job; ``wait`` then returns a result with status ``CANCELED``.
 
         The status is ``FINISHING`` until the job's subtasks stopped. A job waiting to
-        restart is cancelled at once, without waiting out the restart delay.
+        restart is cancelled at once, without waiting out the restart delay; one whose
+        attempt is failing ends ``CANCELED`` too (that attempt's error in ``failures``),
+        unless the failure is one its restart strategy does not restart: then it fails.
         """
         if self._status.is_terminal:
             return

@@ -13,7 +13,7 @@ from lockgate.engine.checkpointing.config import CheckpointingMode
 from lockgate.engine.checkpointing.snapshots import SINK_STATE, SPLITS_STATE, OperatorSnapshot
 from lockgate.engine.checkpointing.storage import CheckpointStorage
 from lockgate.engine.errors import KeySelectorError
-from lockgate.engine.events import ChannelItem, item_size
+from lockgate.engine.events import ChannelItem
 from lockgate.engine.functions.side_outputs import SideOutputCollector
 from lockgate.engine.graph.job_graph import OperatorKind, OperatorNode, Partitioning
 from lockgate.engine.graph.planning import ChainEdge, ExecutionPlan, OperatorChain
@@ -31,6 +31,7 @@ from lockgate.engine.runtime.network.partitioners import (
     RebalancePartitioner,
 )
 from lockgate.engine.runtime.network.partitions import OutputPartition
+from lockgate.engine.runtime.network.transport.local import local_channel
 from lockgate.engine.runtime.operators.base import Operator
 from lockgate.engine.runtime.operators.kinds import create_operator
 from lockgate.engine.runtime.operators.scope import OperatorScope
@@ -135,13 +136,13 @@ def _channels(
 ) -> dict[ChannelKey, Channel[ChannelItem]]:
     edges = {edge.edge_id: edge for edge in plan.edges}
     return {
-        ChannelId(spec.edge_id, spec.upstream_index, spec.downstream_index): Channel(
+        key: local_channel(
+            key,
             options.channel_capacity,
-            size_of=item_size,
             doorbell=doorbells[edges[spec.edge_id].downstream.chain_id, spec.downstream_index],
-            name=f"edge{spec.edge_id}[{spec.upstream_index}->{spec.downstream_index}]",
         )
         for spec in plan.channels()
+        for key in [ChannelId(spec.edge_id, spec.upstream_index, spec.downstream_index)]
     }
 
 

@@ -36,6 +36,7 @@ from lockgate.engine.restore.fallback import load_newest_restorable
 from lockgate.engine.restore.loader import load_restored_state
 from lockgate.engine.restore.native import discard_downloads
 from lockgate.engine.restore.resolve import RestoreSettings
+from lockgate.engine.runtime.job.coordinator_slot import CoordinatorSlot
 from lockgate.engine.runtime.job.deployment import Attempt, Deployment, RuntimeOptions, deploy
 from lockgate.engine.runtime.job.job_events import JobEvents
 from lockgate.engine.runtime.job.lifecycle import JobFailure
@@ -71,9 +72,10 @@ class JobMaster:
     the restart strategy, and the next attempt restores every operator from the latest
     completed checkpoint (sources rewind to its positions, sinks recover its transactions).
     ``cancel`` stops the current attempt, or the wait for the next; ``run`` then returns
-    ``False``. Every failed attempt is in ``failures`` and each lifecycle step goes to
-    ``events`` (a log record and a typed event) as it happens, before any restart delay;
-    ``state_queries`` reads keyed state from the attempt that runs.
+    ``False``, also when an attempt that would restart was failing meanwhile. Every failed
+    attempt is in ``failures`` and each lifecycle step goes to ``events`` (a log record and
+    a typed event) as it happens, before any restart delay; ``state_queries`` reads keyed
+    state from the attempt that runs.
     """
 
     def __init__(
@@ -103,9 +105,8 @@ class JobMaster:
                 self.registry.register(checkpoint.metadata)
         self._deployment: Deployment | None = None
         self._system: ActorSystem | None = None
-        self._coordinator: Any = None
+        self._coordinator = CoordinatorSlot(name)
         self._coordinator_actor: CheckpointCoordinator | None = None
-        self._coordinator_ready = anyio.Event()
         self._ended = False
         self._cancelled = False
         self._restart_wait: anyio.CancelScope | None = None
@@ -141,7 +142,7 @@ class JobMaster:
         finally:
             self._ended = True
             self.state_queries.close()
-            self._coordinator_ready.set()
+            self._coordinator.close()
             self.events.close()  # also when the host cancelled the job's task
 
     async def _run_attempts(self) -> bool:
@@ -151,7 +152,7 @@ class JobMaster:
                 return await self._run_attempt()
             except Exception as failure:
                 delay = self._on_failure(failure, tracker.on_failure)
-                if delay is None:
+                if delay is None:  # the last failure fails the job, cancelled meanwhile or not
                     raise
             if not await self._wait_to_restart(delay):
                 return False
@@ -173,16 +174,19 @@ class JobMaster:
         self, failure: Exception, restart: Callable[[float], float | None]
     ) -> float | None:
         # Recorded and reported before the restart delay, so a job failing in every attempt
-        # shows it from its first failure on. Only a JobError is worth another attempt.
+        # shows it from its first failure on. Only a JobError is worth another attempt. As in
+        # Flink, a failure that would restart the job ends a job cancelled meanwhile CANCELED,
+        # and one that ends it (no restart left) FAILED.
         self._record_failure(failure)
         delay = restart(self.options.clock.now()) if isinstance(failure, JobError) else None
-        if delay is None or self._cancelled:
-            return None
-        self.events.restarting(self.attempt_number, failure, delay)
+        if delay is not None and not self._cancelled:
+            self.events.restarting(self.attempt_number, failure, delay)
         return delay
 
     async def _wait_to_restart(self, delay: float) -> bool:
         """Wait ``delay`` seconds on the job's clock; return ``False`` if cancelled meanwhile."""
+        if self._cancelled:
+            return False
         with anyio.CancelScope() as self._restart_wait:
             await self.options.clock.sleep(delay)
         self._restart_wait = None
@@ -202,14 +206,12 @@ class JobMaster:
         """Start a checkpoint (or ``request``) once the current attempt runs.
 
         ``request`` is a ``CheckpointRequest`` (the default: a checkpoint) or a
-        ``StopRequest``; the ticket resolves when the snapshot completed or failed.
+        ``StopRequest``; the ticket resolves when the snapshot completed or failed. Asked
+        while an attempt fails, restarts or restores, the request goes to the next attempt.
         """
-        while self._coordinator is None:
-            if self._ended:
-                raise JobError(f"job '{self.name}' has ended; no checkpoint can be taken")
-            await self._coordinator_ready.wait()
-        message = CheckpointRequest() if request is None else request
-        ticket: CheckpointTicket = await self._coordinator.ask_control(message)
+        ticket: CheckpointTicket = await self._coordinator.ask(
+            CheckpointRequest() if request is None else request
+        )
         return ticket
 
     def metrics(self) -> JobMetrics:
@@ -243,8 +245,7 @@ class JobMaster:
             discard_downloads(restored)  # files downloaded for operators never built
             self.state_queries.ended()
             self._system = None
-            self._coordinator = None
-            self._coordinator_ready = anyio.Event()
+            self._coordinator.fill(None)
             if self._coordinator_actor is not None:
                 self._next_checkpoint_id = self._coordinator_actor.next_checkpoint_id
         if failure is not None:
@@ -300,13 +301,13 @@ class JobMaster:
 
     def _deploy(self, system: ActorSystem, restored: dict[str, Any]) -> None:
         coordinator = self._coordinator_actor = CheckpointCoordinator(self._coordinator_setup())
-        self._coordinator = system.spawn(coordinator, name="coordinator")
-        self._coordinator_ready.set()
+        coordinator_ref = system.spawn(coordinator, name="coordinator")
+        self._coordinator.fill(coordinator_ref)
         attempt = Attempt(
             self.name,
             self.attempt_number,
             self.settings.storage,
-            self._coordinator,
+            coordinator_ref,
             restored,
             run_id=self.run_id,
             savepoint_codec=self.settings.savepoint_codec,
@@ -323,7 +324,7 @@ class JobMaster:
             for subtask, _ in self._deployment.subtasks
             if subtask.settings.chain.head.kind is OperatorKind.SOURCE
         )
-        self._coordinator.tell_control(AttemptDeployed(subtasks, sources))
+        coordinator_ref.tell_control(AttemptDeployed(subtasks, sources))
         self.state_queries.deployed(subtasks)
 
     def _coordinator_setup(self) -> CoordinatorSetup:

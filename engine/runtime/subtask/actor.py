@@ -30,6 +30,7 @@ from anyio.abc import TaskGroup
 from lockgate.actors import Actor, Channel, Envelope, StopActor, run_with_group
 from lockgate.engine.checkpointing.gil_handoff import HANDOFF
 from lockgate.engine.checkpointing.messages import (
+    CheckpointCommitted,
     CheckpointFailureReason,
     EndSourceInput,
     NotifyCheckpointAborted,
@@ -134,10 +135,8 @@ class SubtaskActor(Actor[Any]):
         )
 
     async def on_start(self) -> None:
-        """Open the operators (and async_map's ``AsyncFunction``s), the head and the tail."""
-        for operator, scope in self._stages:
-            with scope:
-                operator.open(self._runtime_context(operator))
+        """Restore and open the operators (and ``AsyncFunction``s), then the head and the tail."""
+        await self.pipeline.open_operators(self._runtime_context)
         await self.pipeline.open_functions()
         await self.head.open(self.context.doorbell)
         await self.tail.open()
@@ -334,6 +333,8 @@ class SubtaskActor(Actor[Any]):
                 operator.notify_checkpoint_complete(checkpoint_id)
         await self.head.notify_checkpoint_complete(checkpoint_id)
         await self.tail.notify_checkpoint_complete(checkpoint_id)
+        committed = CheckpointCommitted(checkpoint_id, self.settings.subtask_id)
+        self.checkpointer.tell_coordinator(committed)  # a client may wait for every commit
 
     async def _notify_aborted(self, checkpoint_id: int) -> None:
         self.checkpointer.notify_aborted(checkpoint_id)

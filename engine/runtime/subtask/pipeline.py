@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import contextlib
 import math
+from collections.abc import Callable
 from typing import Any
 
 from anyio.abc import TaskGroup
 
 from lockgate.actors import Doorbell
 from lockgate.engine.events import Watermark, WatermarkStatus
+from lockgate.engine.functions.process import RuntimeContext
 from lockgate.engine.runtime.async_io.operator import AsyncWaitOperator
 from lockgate.engine.runtime.operators.base import Operator
 from lockgate.engine.runtime.operators.basic import FlatMapOperator, ProcessOperator
@@ -90,6 +92,13 @@ class OperatorPipeline:
     def is_mid_batch(self) -> bool:
         """Whether a batch is being sent on in chunks: no snapshot may be taken now."""
         return self._mid_batch > 0
+
+    async def open_operators(self, context_of: Callable[[Operator], RuntimeContext]) -> None:
+        """Load each operator's restored keyed state (off the loop) and open it, head first."""
+        for operator, scope in self.stages:
+            with scope:
+                await operator.restore_keyed_state()
+                operator.open(context_of(operator))
 
     async def open_functions(self) -> None:
         """Open the async operators' ``AsyncFunction``s, head first (after ``Operator.open``)."""

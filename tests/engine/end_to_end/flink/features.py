@@ -8,30 +8,16 @@ written against a different API than the one that landed fails loudly), and
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import lockgate.engine
 from lockgate.engine import (
     DataStream,
     KeyedStream,
     ProcessContext,
     WatermarkStrategy,
-    WindowedStream,
 )
 from tests.engine.end_to_end.flink.scenarios import Case
-
-WINDOW_FUNCTION_STYLES = ("reduce+process", "aggregate+process")
-
-
-def _takes_two(method: Callable[..., object]) -> bool:
-    positional = [
-        p
-        for p in inspect.signature(method).parameters.values()
-        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.name != "self"
-    ]
-    return len(positional) >= 2
 
 
 @dataclass(frozen=True)
@@ -44,38 +30,15 @@ class Feature:
 
     def needed_by(self, case: Case) -> bool:
         """Whether the case's job uses the feature."""
-        if self is WINDOW_FUNCTIONS and case.variant in WINDOW_FUNCTION_STYLES:
-            return True
         return case.scenario.startswith(self.prefixes)
 
 
-WINDOW_FUNCTIONS = Feature(
-    "reduce(fn, window_function) and aggregate(agg, window_function)",
-    ("aggregate_window_function",),
-    lambda: _takes_two(WindowedStream.reduce) and _takes_two(WindowedStream.aggregate),
-)
 TIMESTAMPS = Feature(
     "timestamps on records (ctx.timestamp())",
     ("map_forgets_time", "window_of_windows"),
     lambda: hasattr(ProcessContext, "timestamp"),
 )
 FEATURES = (
-    WINDOW_FUNCTIONS,
-    Feature(
-        "count_window(size, slide)",
-        ("matrix_count_window_sliding",),
-        lambda: _takes_two(DataStream.count_window),
-    ),
-    Feature(
-        "custom Triggers (TriggerResult, TriggerContext)",
-        ("custom_trigger",),
-        lambda: hasattr(lockgate.engine, "TriggerResult"),
-    ),
-    Feature(
-        "evictors (CountEvictor, TimeEvictor, DeltaEvictor)",
-        ("evictor",),
-        lambda: hasattr(WindowedStream, "evictor"),
-    ),
     Feature(
         "window joins and co_group (join/co_group().where().equal_to().window().apply())",
         ("window_join", "co_group"),
