@@ -12,7 +12,21 @@ from dataclasses import dataclass
 from lockgate.engine.runtime.metrics.model import AsyncIoMetrics
 from lockgate.engine.state.backend import KeyedStateStatistics
 
-__all__ = ["SubtaskCounters", "subtask_key"]
+__all__ = ["OperatorCounters", "SubtaskCounters", "subtask_key"]
+
+
+@dataclass(frozen=True, slots=True)
+class OperatorCounters:
+    """One operator of a chain in one subtask: the records it took in and sent on.
+
+    Its main output only (side outputs are counted by tag). A source takes in the records
+    it reads and sends them on; a sink takes in the records it writes and counts them as
+    sent on too, as the subtask's ``records_out`` does.
+    """
+
+    uid: str
+    records_in: int
+    records_out: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,7 +35,9 @@ class SubtaskCounters:
 
     ``idle_time`` and ``backpressured_time`` count the wait going on as far as it went;
     ``busy_time`` is the rest of the time since the start. Watermarks are ``-inf`` before
-    the first and ``inf`` once the input ended.
+    the first and ``inf`` once the input ended. ``bytes_in`` and ``bytes_out`` are the
+    pickled size of the records ``records_in`` and ``records_out`` count (``RecordBytes``),
+    ``None`` when they cannot be pickled; ``operators`` holds the chain's operators in order.
     """
 
     chain_id: int
@@ -34,6 +50,9 @@ class SubtaskCounters:
     finished: bool
     records_in: int
     records_out: int
+    bytes_in: int | None
+    bytes_out: int | None
+    operators: tuple[OperatorCounters, ...]
     idle_time: float
     backpressured_time: float
     input_buffered: int
