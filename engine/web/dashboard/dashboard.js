@@ -21,7 +21,7 @@ const TIME_LAYERS = [
   ["idle", "idle", "#90caf9"],
 ];
 const STORED = { token: "lockgate.token", folder: "lockgate.savepointFolder" };
-const BOX = { width: 250, header: 44, row: 20, pad: 10, gapX: 130, gapY: 28, margin: 16 };
+const BOX = { width: 300, header: 44, row: 20, pad: 10, gapX: 130, gapY: 28, margin: 16 };
 const CHART = { width: 560, height: 150, left: 58, right: 10, top: 10, bottom: 22 };
 
 const view = { key: null, name: null, status: null, plan: null, boxes: new Map(), history: [] };
@@ -73,7 +73,7 @@ function milliseconds(ms) {
 
 function bytes(size) {
   const units = ["B", "KiB", "MiB", "GiB", "TiB"];
-  let value = size;
+  let value = Math.round(size);
   let unit = 0;
   while (value >= 1024 && unit < units.length - 1) {
     value /= 1024;
@@ -181,6 +181,7 @@ async function refresh() {
   );
   renderOverview(overview);
   renderLevels(vertices);
+  renderSubtasks(vertices);
   if (!TERMINAL.has(overview.status)) record(vertices); // an ended job's last minutes stay
   renderCharts();
   renderCheckpoints(checkpoints);
@@ -303,11 +304,18 @@ function drawEdge(edge, index, places, byId) {
 function drawChain(chain, index, place) {
   const level = svgText(place.x + 12, place.y + 36, "…", { class: "level-text" });
   const title = svg("title", {}, chain.name);
+  const rowY = (row) => place.y + BOX.header + 14 + row * BOX.row;
   const operators = chain.operators.map((operator, row) =>
-    svgText(place.x + 12, place.y + BOX.header + 14 + row * BOX.row, clip(`${operator.uid} · ${operator.kind}`, 34), {
+    svgText(place.x + 12, rowY(row), clip(`${operator.uid} · ${operator.kind}`, 28), {
       class: "operator", "data-uid": operator.uid,
     }),
   );
+  const counts = new Map(chain.operators.map((operator, row) => [
+    operator.uid,
+    svgText(place.x + BOX.width - 10, rowY(row), "", {
+      class: "operator-records", "data-uid": operator.uid, "text-anchor": "end",
+    }),
+  ]));
   const box = svg(
     "g",
     { class: "chain", "data-chain-id": chain.id, "data-backpressure": "NONE" },
@@ -318,8 +326,9 @@ function drawChain(chain, index, place) {
     level,
     svg("line", { x1: place.x, x2: place.x + BOX.width, y1: place.y + BOX.header, y2: place.y + BOX.header }),
     ...operators,
+    ...counts.values(),
   );
-  view.boxes.set(chain.id, { box, level, title, name: chain.name });
+  view.boxes.set(chain.id, { box, level, title, counts, name: chain.name });
   return box;
 }
 
@@ -332,6 +341,17 @@ function renderLevels(vertices) {
     drawn.box.setAttribute("data-backpressure", level);
     drawn.level.textContent = level === "NONE" ? "not running" : `${level} · ${percent(worst)} backpressured`;
     drawn.title.textContent = [drawn.name, ...vertex.subtasks.map(subtaskLine)].join("\n");
+    renderOperatorRecords(drawn.counts, vertex.operators);
+  }
+}
+
+function renderOperatorRecords(counts, operators) {
+  // records in → records out of each operator, summed over the chain's subtasks
+  for (const operator of operators) {
+    const text = counts.get(operator.uid);
+    if (!text) continue;
+    text.textContent = `${number(operator.records_in)} → ${number(operator.records_out)}`;
+    setAttributes(text, { "data-records-in": operator.records_in, "data-records-out": operator.records_out });
   }
 }
 
@@ -342,6 +362,37 @@ function subtaskLine(subtask) {
 
 function seriesColour(index) {
   return SERIES_COLOURS[index % SERIES_COLOURS.length];
+}
+
+function levelBadge(level) {
+  return el("span", { class: `level ${level}` }, level);
+}
+
+function rateOf(value, format) {
+  return value === null || value === undefined ? "—" : `${format(value)}/s`;
+}
+
+function renderSubtasks(vertices) {
+  const rows = vertices.vertices.flatMap((vertex) =>
+    vertex.subtasks.map((s) =>
+      el(
+        "tr",
+        { "data-chain-id": vertex.id, "data-subtask": s.subtask, "data-backpressure": s.backpressure_level },
+        el("td", {}, vertex.name),
+        el("td", {}, String(s.subtask)),
+        el("td", { class: "level-cell" }, levelBadge(s.backpressure_level)),
+        el("td", { class: "records-in" }, number(s.records_in)),
+        el("td", { class: "records-out" }, number(s.records_out)),
+        el("td", { class: "rates" }, `${rateOf(s.records_in_per_second, number)} / ${rateOf(s.records_out_per_second, number)}`),
+        el("td", { class: "bytes-in", "data-bytes": s.bytes_in }, orDash(s.bytes_in, bytes)),
+        el("td", { class: "bytes-out", "data-bytes": s.bytes_out }, orDash(s.bytes_out, bytes)),
+        el("td", { class: "byte-rates" }, `${rateOf(s.bytes_in_per_second, bytes)} / ${rateOf(s.bytes_out_per_second, bytes)}`),
+        el("td", { class: "time" }, `${percent(s.busy_ratio)} / ${percent(s.backpressure_ratio)} / ${percent(s.idle_ratio)}`),
+        el("td", { class: "fill" }, `${percent(s.input_fill)} / ${percent(s.output_fill)}`),
+      ),
+    ),
+  );
+  $("subtasks").tBodies[0].replaceChildren(...rows);
 }
 
 // ---- the rolling history and its charts ---------------------------------------------------
@@ -465,19 +516,24 @@ function timeChart(chain) {
 function renderCheckpoints(document) {
   const { completed, failed, in_progress: inProgress } = document.counts;
   $("checkpoint-counts").textContent = `${completed} completed, ${failed} failed, ${inProgress} in progress`;
+  const phase = (name, ms) => el("td", { class: name, "data-ms": ms }, orDash(ms, milliseconds));
   const rows = document.history.map((c) =>
     el(
       "tr",
-      { "data-checkpoint-id": c.id, "data-status": c.status, title: c.failure_message },
+      { "data-checkpoint-id": c.id, "data-status": c.status },
       el("td", {}, String(c.id)),
-      el("td", {}, el("span", { class: `status ${c.status}` }, c.status), c.failure_reason ? ` ${c.failure_reason}` : null),
+      el("td", { class: "status-cell" }, el("span", { class: `status ${c.status}` }, c.status), c.failure_reason ? ` ${c.failure_reason}` : null),
       el("td", {}, orDash(c.trigger_timestamp, clockTime)),
-      el("td", { class: "duration" }, orDash(c.end_to_end_duration, milliseconds)),
-      el("td", { class: "size" }, orDash(c.state_size, bytes)),
-      el("td", { class: "alignment" }, orDash(c.alignment_duration, milliseconds)),
-      el("td", {}, `${orDash(c.sync_duration, milliseconds)} / ${orDash(c.async_duration, milliseconds)}`),
+      phase("duration", c.end_to_end_duration),
+      el("td", { class: "size", "data-bytes": c.state_size }, orDash(c.state_size, bytes)),
+      phase("start-delay", c.start_delay),
+      phase("alignment", c.alignment_duration),
+      phase("sync", c.sync_duration),
+      phase("async", c.async_duration),
       el("td", { class: "unaligned" }, c.unaligned ? "yes" : "no"),
-      el("td", {}, `${c.num_acknowledged_subtasks}/${c.num_subtasks}`),
+      el("td", { class: "persisted", "data-bytes": c.persisted_in_flight }, orDash(c.persisted_in_flight, bytes)),
+      el("td", { class: "acknowledged" }, `${c.num_acknowledged_subtasks}/${c.num_subtasks}`),
+      el("td", { class: "failure" }, c.failure_message ?? ""),
     ),
   );
   $("checkpoints").tBodies[0].replaceChildren(...rows);
