@@ -10,9 +10,12 @@ import anyio
 import pytest
 
 from lockgate.connectors import CollectionSource, CollectSink
-from lockgate.engine import JobMetrics, StreamEnvironment, TumblingEventTimeWindows
+from lockgate.engine import JobMetrics, ManualClock, StreamEnvironment, TumblingEventTimeWindows
 from lockgate.engine.runtime.subtask.pipeline import FAN_OUT_CHUNK
+from tests.engine.functions.test_process_timers import Reminder
 from tests.engine.jobs.basic import CallbackSink
+from tests.engine.jobs.event_time import WatermarkLog
+from tests.engine.jobs.savepoints import Topic, TopicSource
 from tests.engine.runtime.metrics.test_job_metrics import MONOTONOUS
 
 
@@ -57,6 +60,24 @@ async def test_a_window_sends_on_what_its_firings_emit() -> None:
     metrics = (await env.execute("windows")).metrics
 
     assert counted(metrics, "sums") == (10, 2)
+
+
+async def test_a_process_function_sends_on_what_its_processing_time_timers_emit() -> None:
+    clock, topic, log = ManualClock(), Topic(partitions=1), WatermarkLog()
+    env = StreamEnvironment(clock=clock)
+    env.from_source(TopicSource(topic), uid="numbers").map(topic.passed).key_by(
+        lambda n: n % 3
+    ).process(Reminder(), uid="reminders").sink_to(log, uid="out")
+
+    async with env.start("reminders") as job:
+        topic.append(range(9), partition_of=lambda _: 0)
+        await topic.all_read.wait()
+        clock.advance(5.0)  # each key's timer fires and emits one record
+        await log.changes.wait_until(lambda: len(log.records()) == 3)
+        topic.close()
+        await job.wait()
+
+    assert counted(job.metrics(), "reminders") == (9, 3)
 
 
 async def test_an_async_map_sends_on_its_results_as_they_are_taken() -> None:
