@@ -9,8 +9,10 @@ EngineError
 │   │   │                      the user's exception is __cause__
 │   │   └── KeySelectorError   a keyed operator's key selector raised (or gave an unhashable
 │   │                          key) where records are sent to it
-│   └── CheckpointError        a checkpoint failed (its id and CheckpointFailureReason); raised
-│                              by trigger_checkpoint(), and fails the job past tolerable_failures
+│   ├── CheckpointError        a checkpoint failed (its id and CheckpointFailureReason); raised
+│   │                          by trigger_checkpoint(), and fails the job past tolerable_failures
+│   └── AttemptKilled          a fault injected on purpose killed the attempt (a simulation's
+│                              KillAttempt); restarted as any failed attempt is
 ├── CheckpointStorageError     a checkpoint cannot be written, found or read
 │   ├── CheckpointNotFound     nothing is stored at the location
 │   ├── CorruptCheckpoint      a stored file does not match its size or checksum, or cannot be
@@ -53,6 +55,7 @@ from typing import Any
 
 __all__ = [
     "AsyncioRequired",
+    "AttemptKilled",
     "BarrierProtocolError",
     "CheckpointError",
     "CheckpointNotFound",
@@ -136,6 +139,15 @@ class KeySelectorError(OperatorError):
         self.upstream = upstream
         self.subtask_index = subtask_index
         self.parallelism = parallelism
+
+
+class AttemptKilled(JobError):
+    """A fault injected on purpose killed the running attempt, as a crashed process would.
+
+    ``JobClient.fail_attempt`` raises it in the attempt (a simulation's ``KillAttempt``
+    does); the restart strategy restores the next attempt from the latest checkpoint, as
+    after any failure. Nothing is broken: the message says who killed it, and when.
+    """
 
 
 class CheckpointError(JobError):

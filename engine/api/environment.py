@@ -52,8 +52,8 @@ class StreamEnvironment:
         channel_capacity: records a channel holds before its sender waits (backpressure);
             at least ``batch_size``.
         buffer_timeout: seconds a partly filled batch may wait before it is sent anyway.
-        auto_watermark_interval: seconds between two watermarks a subtask generates
-            (Flink's default, 0.2; 0 sends one after every batch that advances it).
+        auto_watermark_interval: seconds between two periodic emissions of a subtask's
+            watermark generators (Flink's default, 0.2; 0: after every batch).
         clock: where time is read; a ``ManualClock`` or a simulator's clock in tests.
 
     The graph is validated when a job is planned, started or executed, before any record

@@ -25,6 +25,7 @@ from lockgate.engine.graph.job_graph import (
     OperatorNode,
     Partitioning,
 )
+from lockgate.engine.graph.record_timestamps import settle_timestamps
 
 __all__ = ["ChainEdge", "ChannelSpec", "ExecutionPlan", "OperatorChain", "plan_job"]
 
@@ -152,8 +153,9 @@ class ExecutionPlan:
 
 
 def plan_job(graph: JobGraph) -> ExecutionPlan:
-    """Validate ``graph``, chain its operators and connect the chains."""
+    """Validate ``graph``, settle where records carry timestamps, chain and connect."""
     graph.validate()
+    settle_timestamps(graph)
     chains = _chain(graph)
     chain_of = {node.node_id: chain for chain in chains for node in chain.operators}
     edges = tuple(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from typing import Any
 
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot
@@ -14,11 +14,15 @@ from lockgate.engine.state import (
     KeyedStateBackend,
     ValueStateDescriptor,
 )
+from lockgate.engine.state.memory.layers import ABSENT
+from lockgate.engine.state.memory.versioned_table import VersionedTable
 from lockgate.engine.time.clock import Clock
 
-__all__ = ["AggregateOperator", "ReduceOperator"]
+__all__ = ["MISSING", "AggregateOperator", "ReduceOperator"]
 
-_MISSING = object()
+MISSING = object()
+"""No value yet for the key: a reduce starts from its first record."""
+_NOTHING: dict[Any, Any] = {}  # never written: nothing is under another backend's table
 _REDUCED = ValueStateDescriptor[Any]("reduced")
 _AGGREGATED = "aggregated"
 
@@ -40,17 +44,34 @@ class ReduceOperator(Operator):
         self._table = self.keyed_state.table(_REDUCED)
 
     def process_batch(self, records: list[Any]) -> list[Any]:
-        """Fold each record into its key's running value and emit the new value."""
-        fn, key_of, table = self._fn, self._key_of, self._table
+        """Fold each record into its key's running value and emit the new value.
+
+        On the heap, a key's first record after a snapshot finds its value under the live
+        layer (``below``); every write goes to the live layer, so no snapshot sees it.
+        """
+        fn, key_of, (live, below) = self._fn, self._key_of, _layers(self._table)
         out: list[Any] = []
         append = out.append
         for record in records:
             key = key_of(record)
-            previous = table.get(key, _MISSING)
-            value = record if previous is _MISSING else fn(previous, record)
-            table[key] = value
+            previous = live.get(key, ABSENT)
+            if previous is not ABSENT:
+                value = fn(previous, record)
+            else:
+                previous = below(key, ABSENT)
+                value = record if previous is ABSENT else fn(previous, record)
+            live[key] = value
             append(value)
         return out
+
+
+def _layers(
+    table: MutableMapping[Any, Any],
+) -> tuple[MutableMapping[Any, Any], Callable[[Any, Any], Any]]:
+    # Where a batch writes, and where it reads what that misses: valid for one batch.
+    if type(table) is VersionedTable:
+        return table.live, table.fast_below()
+    return table, _NOTHING.get
 
 
 class AggregateOperator(Operator):

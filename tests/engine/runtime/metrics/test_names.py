@@ -21,7 +21,8 @@ from lockgate.engine.simulation import SubtaskReport
 from tests.docs.pages import DOCS
 
 IDENTITY = {"key", "chain", "uids", "subtask_index", "parallelism", "finished", "input_capacity"}
-NESTED = {"async_io", "keyed_state", "late_records_dropped", "side_output_records", "operators"}
+NESTED = {"async_io", "keyed_state", "late_records_dropped", "side_output_records"}
+NESTED |= {"split_watermarks", "operators"}
 
 
 def fields(*classes: type) -> set[str]:
@@ -38,8 +39,9 @@ def test_every_task_metric_is_a_field_of_subtask_metrics_and_every_field_is_name
 
 def test_every_operator_metric_is_a_field_of_its_records_its_async_io_or_a_subtasks_map() -> None:
     counted = fields(OperatorMetrics, AsyncIoMetrics) - {"uid", "subtask_index"}
+    by_subtask = {"late_records_dropped", "side_output_records", "split_watermarks"}
 
-    assert named(MetricScope.OPERATOR) == counted | {"late_records_dropped", "side_output_records"}
+    assert named(MetricScope.OPERATOR) == counted | by_subtask
 
 
 def test_every_job_metric_is_a_field_of_the_job_or_its_checkpoints() -> None:
