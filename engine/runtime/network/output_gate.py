@@ -65,7 +65,8 @@ class OutputGate:
     async def emit(self, records: list[Any]) -> None:
         """Route records into the channel buffers and send every buffer that became full."""
         self.records_out += len(records)
-        self.bytes_out.count(records)
+        if self.records_out >= self.bytes_out.next_sample:
+            self.bytes_out.sample(records, self.records_out)
         size = self.batch_size
         partitions = self._main
         for partition in partitions:  # all routed before any wait, for overtake()
@@ -88,15 +89,14 @@ class OutputGate:
         """
         routed, count = self._sides.route(side)
         self.records_out += count
-        for tag, tagged in side.items():
-            if tag in self._sides:  # what is routed, as records_out counts it
-                self.bytes_out.count(tagged)
-        if records and self._main:
+        main = bool(records and self._main)
+        if main:
             routed += self._main
             for partition in self._main:
                 partition.partitioner.route(records, partition.buffers)
             self.records_out += len(records)
-            self.bytes_out.count(records)
+        if self.records_out >= self.bytes_out.next_sample:
+            self._sample_bytes(records if main else [], side)
         for partition in routed:
             for index, buffer in enumerate(partition.buffers):
                 if len(buffer) >= self.batch_size:
@@ -179,6 +179,11 @@ class OutputGate:
             for partition in self.partitions
             for buffer, outbox in zip(partition.buffers, partition.outboxes, strict=True)
         )
+
+    def _sample_bytes(self, records: list[Any], side: Mapping[OutputTag[Any], list[Any]]) -> None:
+        # the batch that brought records_out to the sample: what was routed, as it counts
+        routed = [r for tag, tagged in side.items() if tag in self._sides for r in tagged]
+        self.bytes_out.sample(records + routed, self.records_out)
 
     async def _send_full(self, partition: OutputPartition, index: int) -> None:
         buffer = partition.buffers[index]

@@ -195,8 +195,7 @@ class SubtaskActor(Actor[Any]):
                 await tail.flush()
                 await self._wait_idle()
             elif type(item) is list:
-                self.records_in += len(item)
-                self.bytes_in.count(item)
+                self._count_input(item)
                 await self.pipeline.process(item)
                 HANDOFF.yield_if_lent()
                 since = tail.buffered_since
@@ -204,6 +203,11 @@ class SubtaskActor(Actor[Any]):
                     await tail.flush()
             else:
                 await self._on_event(item)
+
+    def _count_input(self, records: list[Any]) -> None:
+        self.records_in += len(records)
+        if self.records_in >= self.bytes_in.next_sample:
+            self.bytes_in.sample(records, self.records_in)
 
     async def _on_event(self, event: Any) -> None:
         match event:

@@ -194,7 +194,8 @@ class SinkTail:
         with self.scope:
             await self.writer.write(records)
         self.records_out += len(records)
-        self.bytes_out.count(records)
+        if self.records_out >= self.bytes_out.next_sample:
+            self.bytes_out.sample(records, self.records_out)
 
     async def write_with_side(
         self, records: list[Any], side: Mapping[OutputTag[Any], list[Any]]
