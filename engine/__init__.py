@@ -99,7 +99,12 @@ from lockgate.engine.runtime.job.lifecycle import (
     RestoredFromCheckpoint,
 )
 from lockgate.engine.runtime.job.restart import RestartStrategy
-from lockgate.engine.runtime.metrics import AsyncIoMetrics, JobMetrics, SubtaskMetrics
+from lockgate.engine.runtime.metrics import (
+    AsyncIoMetrics,
+    JobMetrics,
+    OperatorMetrics,
+    SubtaskMetrics,
+)
 from lockgate.engine.savepoints.values import TypeCodec, TypedValue
 from lockgate.engine.state import (
     AggregateFunction,
@@ -275,6 +280,7 @@ __all__ = [
     "KeyedStream",
     "ManualClock",
     "OperatorChain",
+    "OperatorMetrics",
     "KeySelectorError",
     "OperatorError",
     "OutputTag",
