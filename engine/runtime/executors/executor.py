@@ -24,11 +24,14 @@ class HostedAttempt:
 
     ``subtasks`` maps every subtask of the plan to a ref in the driving process's actor
     system (the subtask itself, or its proxy); ``statistics`` returns their latest metrics.
+    ``start`` is called once the coordinator knows the subtasks: none of them tells it
+    anything before (local subtasks run as soon as the job master's task yields).
     """
 
     subtasks: Mapping[SubtaskId, ActorRef[Any]]
     sources: frozenset[SubtaskId]
     statistics: Callable[[], tuple[SubtaskMetrics, ...]]
+    start: Callable[[], None] = lambda: None
 
 
 class AttemptHost(ABC):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -107,12 +107,23 @@ class Deployment:
     channels: dict[ChannelKey, Channel[ChannelItem]]
 
 
-def deploy(plan: ExecutionPlan, options: RuntimeOptions, attempt: Attempt) -> Deployment:
-    """Create every channel and subtask actor of ``plan`` (nothing runs yet)."""
+def deploy(
+    plan: ExecutionPlan,
+    options: RuntimeOptions,
+    attempt: Attempt,
+    *,
+    hosts: Callable[[int, int], bool] | None = None,
+) -> Deployment:
+    """Create the channels and subtask actors of ``plan`` (nothing runs yet).
+
+    ``hosts(chain_id, subtask_index)`` says which subtasks this process builds (all, by
+    default); it gets the channels between them.
+    """
     doorbells = {
         (chain.chain_id, index): Doorbell()
         for chain in plan.chains
         for index in range(chain.parallelism)
+        if hosts is None or hosts(chain.chain_id, index)
     }
     channels = _channels(plan, options, doorbells)
     builder = _SubtaskBuilder(plan, options, attempt, channels)
@@ -121,6 +132,7 @@ def deploy(plan: ExecutionPlan, options: RuntimeOptions, attempt: Attempt) -> De
             (builder.build(chain, index), doorbells[chain.chain_id, index])
             for chain in plan.chains
             for index in range(chain.parallelism)
+            if (chain.chain_id, index) in doorbells
         )
     except BaseException:
         builder.close_keyed_states()  # no subtask runs, so none will close them
@@ -134,14 +146,22 @@ def _channels(
     doorbells: dict[tuple[int, int], Doorbell],
 ) -> dict[ChannelKey, Channel[ChannelItem]]:
     edges = {edge.edge_id: edge for edge in plan.edges}
+    ends = {
+        spec: (
+            (edges[spec.edge_id].upstream.chain_id, spec.upstream_index),
+            (edges[spec.edge_id].downstream.chain_id, spec.downstream_index),
+        )
+        for spec in plan.channels()
+    }
     return {
         ChannelId(spec.edge_id, spec.upstream_index, spec.downstream_index): Channel(
             options.channel_capacity,
             size_of=item_size,
-            doorbell=doorbells[edges[spec.edge_id].downstream.chain_id, spec.downstream_index],
+            doorbell=doorbells[downstream],
             name=f"edge{spec.edge_id}[{spec.upstream_index}->{spec.downstream_index}]",
         )
-        for spec in plan.channels()
+        for spec, (upstream, downstream) in ends.items()
+        if upstream in doorbells and downstream in doorbells
     }
 
 

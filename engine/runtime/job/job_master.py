@@ -324,6 +324,7 @@ class JobMaster:
         )
         self._hosted = hosted = await host.deploy(system, self.plan, self.options, attempt)
         self._coordinator.tell_control(AttemptDeployed(hosted.subtasks, hosted.sources))
+        hosted.start()
         self.state_queries.deployed(hosted.subtasks)
 
     def _coordinator_setup(self) -> CoordinatorSetup:

@@ -1,0 +1,233 @@
+"""WorkerLink and RemoteSubtask: a worker process as the driving process's actors see it.
+
+A ``WorkerLink`` actor owns the driver's end of one worker's control connection: it hands
+the coordinator what the worker's subtasks told it, answers their calls to ``DriverSide``
+objects, keeps their latest metrics, and crashes (failing the attempt) when the worker
+reports a failure, closes its connection or stays silent past the heartbeat timeout. A
+``RemoteSubtask`` is the coordinator's ref to one subtask in a worker: the control
+messages it gets go to that subtask, in order, and stopping it stops that subtask.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import math
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup
+
+from lockgate.actors import Actor, ActorRef, ActorStopped, StopActor, run_with_group
+from lockgate.engine.checkpointing.messages import SubtaskId
+from lockgate.engine.errors import EngineError, JobError, QueryStateError, WorkerLost
+from lockgate.engine.runtime.executors.control_messages import (
+    AttemptFailed,
+    Deployed,
+    DriverCall,
+    DriverReply,
+    Heartbeat,
+    ToCoordinator,
+    ToSubtask,
+    WorkerFinished,
+)
+from lockgate.engine.runtime.executors.frames import FrameStream
+from lockgate.engine.runtime.executors.shipping import DriverObjects
+from lockgate.engine.runtime.executors.worker import shippable
+from lockgate.engine.runtime.metrics import SubtaskMetrics
+from lockgate.engine.runtime.subtask.state_query import QueryState
+
+__all__ = ["RemoteSubtask", "WorkerEnd", "WorkerLink"]
+
+_LOST = (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError, OSError)
+_GONE = (anyio.ClosedResourceError, anyio.BrokenResourceError)
+
+
+@dataclass(frozen=True)
+class WorkerEnd:
+    """The driver's end of one worker: its number, process id, connection, and subtasks."""
+
+    worker: int
+    pid: int
+    frames: FrameStream
+    subtasks: tuple[str, ...]
+    wait_exit: Callable[[], Awaitable[int]]  # waits for the process to end: its exit code
+
+    def describe(self) -> str:
+        """``worker 1 (pid 4242, hosting 'map' 2/2, 'sink' 2/2)``."""
+        hosting = ", ".join(self.subtasks) or "no subtask"
+        return f"worker {self.worker} (pid {self.pid}, hosting {hosting})"
+
+
+class WorkerLink(Actor[Any]):
+    """The driver's side of one worker's attempt; ends when the worker finished.
+
+    ``deployed`` is set once the worker built its subtasks, or failed to
+    (``deploy_failure``); ``metrics`` are the subtasks' metrics of its last heartbeat.
+    """
+
+    def __init__(
+        self,
+        end: WorkerEnd,
+        objects: DriverObjects,
+        coordinator: ActorRef[Any],
+        *,
+        heartbeat_timeout: float,
+    ) -> None:
+        self.end = end
+        self.deployed = anyio.Event()
+        self.deploy_failure: BaseException | None = None
+        self.metrics: tuple[SubtaskMetrics, ...] = ()
+        self._objects = objects
+        self._coordinator = coordinator
+        self._timeout = heartbeat_timeout
+        self._heard = anyio.Event()
+        self._outgoing, self._outbox = anyio.create_memory_object_stream[Any](math.inf)
+
+    def send(self, message: Any) -> None:
+        """Send ``message`` to the worker, after those sent before it."""
+        with contextlib.suppress(*_GONE):  # the worker's attempt is over: nothing to tell
+            self._outgoing.send_nowait(message)
+
+    async def run(self) -> None:
+        """Serve the connection until the worker finished; raise when it failed or was lost."""
+        await run_with_group(self._serve)
+
+    async def _serve(self, group: TaskGroup) -> None:
+        group.start_soon(self._write)
+        group.start_soon(self._watch_heartbeats)
+        await self._read(group)
+
+    async def _read(self, group: TaskGroup) -> None:
+        while True:
+            try:
+                message = await self.end.frames.receive()
+            except _LOST:
+                raise await self._lost("closed its control connection") from None
+            self._heard.set()
+            if self._handle(message, group):
+                return
+
+    def _handle(self, message: Any, group: TaskGroup) -> bool:
+        # Returns whether the worker's attempt is over.
+        match message:
+            case ToCoordinator(message=inner):
+                with contextlib.suppress(ActorStopped):  # the attempt is ending anyway
+                    self._coordinator.tell_control(inner)
+            case Heartbeat(metrics=metrics):
+                self.metrics = metrics
+            case DriverCall(call_id=None, target=target, method=method, args=args):
+                getattr(self._objects.get(target), method)(*args)
+            case DriverCall():
+                group.start_soon(self._answer, message)
+            case Deployed():
+                self.deployed.set()
+            case AttemptFailed(actor="", error=error) if not self.deployed.is_set():
+                self.deploy_failure = error
+                self.deployed.set()
+                return True
+            case AttemptFailed(actor=actor, error=error):
+                raise self._failure(actor, error)
+            case WorkerFinished():
+                return True
+            case other:
+                raise TypeError(f"{self.end.describe()} sent an unknown message {other!r}")
+        return False
+
+    async def _answer(self, call: DriverCall) -> None:
+        assert call.call_id is not None
+        try:
+            result = getattr(self._objects.get(call.target), call.method)(*call.args, **call.kwargs)
+            if inspect.isawaitable(result):
+                result = await result
+        except Exception as error:  # the caller in the worker raises it
+            self.send(DriverReply(call.call_id, error=shippable(error)))
+        else:
+            self.send(DriverReply(call.call_id, result))
+
+    def _failure(self, actor: str, error: BaseException) -> BaseException:
+        if isinstance(error, EngineError):
+            return error
+        failure = JobError(
+            f"subtask {actor} on {self.end.describe()} failed outside user code: {error!r}"
+        )
+        failure.__cause__ = error
+        return failure
+
+    async def _write(self) -> None:
+        async with self._outbox:
+            async for message in self._outbox:
+                try:
+                    await self.end.frames.send(message)
+                except _LOST:
+                    raise await self._lost("closed its control connection") from None
+
+    async def _watch_heartbeats(self) -> None:
+        while True:
+            self._heard = anyio.Event()
+            with anyio.move_on_after(self._timeout) as silence:
+                await self._heard.wait()
+            if silence.cancelled_caught:
+                break
+        raise WorkerLost(
+            f"{self.end.describe()} sent no heartbeat for {self._timeout} s "
+            "(heartbeat_timeout): it hangs or is stopped; every worker of the attempt is torn "
+            "down and the restart strategy decides"
+        )
+
+    async def _lost(self, what: str) -> WorkerLost:
+        code: int | None = None
+        with anyio.move_on_after(1.0):  # the process is gone or going: learn how it ended
+            code = await self.end.wait_exit()
+        ended = "is still running" if code is None else _exit(code)
+        return WorkerLost(
+            f"{self.end.describe()} {what}: it {ended}; every worker of the attempt is torn "
+            "down and the restart strategy decides"
+        )
+
+    def __repr__(self) -> str:
+        return f"<WorkerLink {self.end.describe()}>"
+
+
+def _exit(code: int) -> str:
+    if code < 0:
+        with contextlib.suppress(ValueError):
+            return f"was killed by signal {-code} ({_signal_name(-code)})"
+    return f"exited with code {code}"
+
+
+def _signal_name(number: int) -> str:
+    import signal
+
+    return signal.Signals(number).name
+
+
+class RemoteSubtask(Actor[Any]):
+    """The coordinator's ref to a subtask in a worker: it forwards, in order; stop stops it."""
+
+    control_capacity = 1 << 16
+
+    def __init__(self, subtask: SubtaskId, link: WorkerLink) -> None:
+        self._subtask = subtask
+        self._link = link
+
+    async def run(self) -> None:
+        """Forward control messages until stopped; then stop the subtask."""
+        await super().run()
+        self._link.send(ToSubtask(self._subtask, StopActor()))
+
+    async def on_control(self, message: Any) -> None:
+        """Forward ``message`` to the subtask (state queries are not answered there yet)."""
+        if isinstance(message, QueryState):
+            message.answer.fail(
+                QueryStateError(
+                    f"subtask {message.subtask} of operator '{message.uid}' runs in a worker "
+                    "process: query_state() "
+                    "does not reach worker processes yet; run the job on the LocalExecutor "
+                    "to query its state"
+                )
+            )
+            return
+        self._link.send(ToSubtask(self._subtask, message))
