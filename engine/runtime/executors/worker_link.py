@@ -93,7 +93,11 @@ class WorkerLink(Actor[Any]):
 
     async def run(self) -> None:
         """Serve the connection until the worker finished; raise when it failed or was lost."""
-        await run_with_group(self._serve)
+        try:
+            await run_with_group(self._serve)
+        finally:
+            self._outgoing.close()
+            self._outbox.close()
 
     async def _serve(self, group: TaskGroup) -> None:
         group.start_soon(self._write)
