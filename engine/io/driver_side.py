@@ -20,7 +20,7 @@ Arguments and results cross processes by pickle: keep them plain data.
 from __future__ import annotations
 
 import functools
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from typing import Any, ClassVar, Concatenate, ParamSpec, Protocol, TypeVar
 
 __all__ = ["DriverLink", "DriverSide", "on_driver"]
@@ -71,12 +71,12 @@ class DriverSide:
 
 
 def on_driver(
-    method: Callable[Concatenate[D, P], Awaitable[R]],
-) -> Callable[Concatenate[D, P], Awaitable[R]]:
+    method: Callable[Concatenate[D, P], Coroutine[Any, Any, R]],
+) -> Callable[Concatenate[D, P], Coroutine[Any, Any, R]]:
     """Make an async method of a ``DriverSide`` class run on the original, wherever called."""
 
     @functools.wraps(method)
-    async def call(self: D, *args: P.args, **kwargs: P.kwargs) -> R:
+    async def call(self: D, /, *args: P.args, **kwargs: P.kwargs) -> R:
         link = self._driver_link
         if link is None:
             return await method(self, *args, **kwargs)

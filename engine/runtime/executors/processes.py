@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
-from anyio.abc import Listener, Process, SocketStream
+from anyio.abc import Process, SocketListener
 
 from lockgate.engine.checkpointing.storage import CheckpointStorage
 from lockgate.engine.errors import ExecutorError, WorkerLost
@@ -136,7 +136,7 @@ class ProcessExecutor(Executor):
         """The worker processes running now, and how many this executor ever started."""
         return ExecutorStatistics(self.workers, tuple(sorted(self._running)), self._started)
 
-    async def _start_workers(self, listener: Listener[SocketStream], path: str) -> list[WorkerEnd]:
+    async def _start_workers(self, listener: SocketListener, path: str) -> list[WorkerEnd]:
         for worker in range(self.workers):
             process = await anyio.open_process(
                 [sys.executable, "-c", WORKER_COMMAND, path, str(worker)],

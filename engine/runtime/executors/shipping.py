@@ -13,7 +13,7 @@ import pickle
 from collections.abc import Callable
 from typing import Any
 
-import cloudpickle
+import cloudpickle  # type: ignore[import-untyped]
 
 from lockgate.engine.io.driver_side import DriverLink, DriverSide
 

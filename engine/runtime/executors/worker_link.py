@@ -111,10 +111,10 @@ class WorkerLink(Actor[Any]):
             except _LOST:
                 raise await self._lost("closed its control connection") from None
             self._heard.set()
-            if self._handle(message, group):
+            if self._on_message(message, group):
                 return
 
-    def _handle(self, message: Any, group: TaskGroup) -> bool:
+    def _on_message(self, message: Any, group: TaskGroup) -> bool:
         # Returns whether the worker's attempt is over.
         match message:
             case ToCoordinator(message=inner):
