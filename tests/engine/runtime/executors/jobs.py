@@ -58,7 +58,7 @@ def identity(record: Any) -> Any:
 
 
 class Arrivals(DriverSide):
-    """A map that tells the driving process once per worker that a record got there.
+    """A map that tells the driving process once per worker process that a record got there.
 
     ``wait(n)`` returns once ``n`` worker processes did: they run, and read records.
     """
@@ -72,8 +72,10 @@ class Arrivals(DriverSide):
         self._expected = 0
 
     def __call__(self, record: Any) -> Any:
-        if not self._told and not self.is_driver_copy:
+        if not self._told:
             self._told = True
+            if self.is_driver_copy:  # on the LocalExecutor: one copy, in this process
+                self.arrived(os.getpid())
             self.tell_driver("arrived", os.getpid())
         return record
 
