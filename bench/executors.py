@@ -1,0 +1,176 @@
+"""Executors: the same job in two worker processes against one event loop, in the same run.
+
+Each workload runs on ``ProcessExecutor(workers=2)`` at parallelism 2 and on the local
+executor at parallelism 1; the ratio is local seconds / process seconds (above 1: the worker
+processes are faster). Every run includes its workers' start (a fresh process per worker and
+attempt) and ends in a sink that counts in each subtask and tells the driving process its
+count at the end (a ``DriverSide``), checked against the input. Workloads:
+
+- ``cpu-map``: a CPU-bound map (200 rounds of integer hashing a record), forward edges only:
+  each worker runs whole chains.
+- ``word-count`` and ``keyed-sum``: bench/word_count.py's and bench/keyed_sum.py's jobs,
+  keyed, so records cross between the workers: they need the data plane between processes,
+  and say so until it is there (issue 17's goal: 1.5x).
+
+Run with ``--help`` for flags.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lockgate.connectors import CollectionSource
+from lockgate.engine import (
+    ExecutorError,
+    LocalExecutor,
+    ProcessExecutor,
+    Sink,
+    SinkContext,
+    SinkWriter,
+    StreamEnvironment,
+    run,
+)
+from lockgate.engine.io.driver_side import DriverSide
+
+GOAL = 1.5  # process executor at parallelism 2 against the local one at 1 (issue 17)
+
+
+class TallySink(Sink[Any], DriverSide):
+    """Counts records per subtask; each subtask adds its count to the original at its end."""
+
+    driver_only = ("count",)
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def create_writer(self, context: SinkContext) -> SinkWriter[Any]:
+        return _TallyWriter(self)
+
+    def add(self, count: int) -> None:
+        self.count += count
+
+
+class _TallyWriter(SinkWriter[Any]):
+    def __init__(self, sink: TallySink) -> None:
+        self._sink = sink
+        self._count = 0
+
+    async def write(self, records: list[Any]) -> None:
+        self._count += len(records)
+
+    async def finish(self) -> None:
+        if self._sink.is_driver_copy:
+            self._sink.add(self._count)
+        else:
+            self._sink.tell_driver("add", self._count)
+
+
+def cpu_bound(record: int) -> int:
+    value = record
+    for _ in range(200):
+        value = (value * 1_103_515_245 + 12_345) & 0xFFFFFFFF
+    return value
+
+
+def cpu_map(env: StreamEnvironment, sink: TallySink, count: int) -> int:
+    env.from_source(CollectionSource(range(count)), uid="numbers").map(
+        cpu_bound, uid="hash"
+    ).sink_to(sink, uid="tally")
+    return count
+
+
+def word_count(env: StreamEnvironment, sink: TallySink, count: int) -> int:
+    rng = random.Random(42)
+    vocabulary = [f"w{i}" for i in range(5_000)]
+    lines = [" ".join(rng.choices(vocabulary, k=10)) for _ in range(count // 10)]
+    (
+        env.from_source(CollectionSource(lines), uid="lines")
+        .flat_map(str.split, uid="words")
+        .map(lambda word: (word, 1), uid="ones")
+        .key_by(lambda pair: pair[0])
+        .reduce(lambda a, b: (a[0], a[1] + b[1]), uid="counts")
+        .sink_to(sink, uid="tally")
+    )
+    return len(lines) * 10
+
+
+def keyed_sum(env: StreamEnvironment, sink: TallySink, count: int) -> int:
+    events = [(i % 10_000, i % 100) for i in range(count)]
+    (
+        env.from_source(CollectionSource(events), uid="events")
+        .map(lambda e: (e[0], e[1] * 2), uid="doubled")
+        .key_by(lambda e: e[0])
+        .reduce(lambda a, b: (a[0], a[1] + b[1]), uid="sums")
+        .sink_to(sink, uid="tally")
+    )
+    return count
+
+
+WORKLOADS: dict[str, Callable[[StreamEnvironment, TallySink, int], int]] = {
+    "cpu-map": cpu_map,
+    "word-count": word_count,
+    "keyed-sum": keyed_sum,
+}
+
+
+@dataclass(frozen=True)
+class Contender:
+    name: str
+    parallelism: int
+    executor: Callable[[], Any]
+
+
+CONTENDERS = (
+    Contender("local p=1", 1, LocalExecutor),
+    Contender("processes(2) p=2", 2, lambda: ProcessExecutor(workers=2)),
+)
+
+
+def seconds_of(workload: str, contender: Contender, records: int, folder: Path) -> float:
+    env = StreamEnvironment(parallelism=contender.parallelism)
+    env.set_checkpoint_storage(folder.as_uri())
+    sink = TallySink()
+    expected = WORKLOADS[workload](env, sink, records)
+    started = time.perf_counter()
+    run(_execute, env, contender.executor())
+    elapsed = time.perf_counter() - started
+    if sink.count != expected:
+        raise AssertionError(f"{workload} on {contender.name}: {sink.count} != {expected}")
+    return elapsed
+
+
+async def _execute(env: StreamEnvironment, executor: Any) -> None:
+    await env.execute("bench", executor=executor)
+
+
+def best(workload: str, contender: Contender, records: int, repeat: int) -> float:
+    with tempfile.TemporaryDirectory() as folder:
+        return min(seconds_of(workload, contender, records, Path(folder)) for _ in range(repeat))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=200_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--workloads", nargs="+", default=list(WORKLOADS), choices=WORKLOADS)
+    args = parser.parse_args()
+    print(f"{'workload':<12} {'local p=1':>10} {'processes(2) p=2':>17} {'ratio':>7}  goal")
+    for workload in args.workloads:
+        try:
+            local, processes = (best(workload, c, args.records, args.repeat) for c in CONTENDERS)
+        except ExecutorError:
+            print(f"{workload:<12} not measured: a keyed edge crosses workers (no data plane yet)")
+            continue
+        ratio = local / processes
+        print(f"{workload:<12} {local:>9.2f}s {processes:>16.2f}s {ratio:>6.2f}x  {GOAL}x")
+
+
+if __name__ == "__main__":
+    main()
