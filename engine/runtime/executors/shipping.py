@@ -1,15 +1,18 @@
 """Shipping: how a job's objects travel to worker processes, and ``DriverSide`` ones back.
 
-The driving process pickles with cloudpickle (lambdas and classes of a test module travel
-by value where they cannot be imported). A ``DriverSide`` object is shipped as a reference:
-its id in the run's ``DriverObjects`` and its ``worker_state()``; a worker unpickles one
-copy per id, linked to the original through the worker's ``DriverLink``.
+The driving process pickles with cloudpickle: what a worker can import travels by reference,
+the rest (lambdas, ``__main__``'s and run-time modules' functions and classes) by value. A
+``DriverSide`` object is shipped as a reference: its id in the run's ``DriverObjects`` and
+its ``worker_state()``; a worker unpickles one copy per id, linked to the original through
+the worker's ``DriverLink``.
 """
 
 from __future__ import annotations
 
 import io
 import pickle
+import sys
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -49,11 +52,23 @@ class _ShippingPickler(cloudpickle.Pickler):  # type: ignore[misc]
         self._objects = objects
         self._top = top
 
+    def reducer_override(self, obj: Any) -> Any:
+        if isinstance(obj, types.FunctionType | type):
+            _by_value_if_dynamic(sys.modules.get(getattr(obj, "__module__", "") or ""))
+        return super().reducer_override(obj)
+
     def persistent_id(self, value: Any) -> Any:
         if not isinstance(value, DriverSide) or value is self._top:
             return None
         key = self._objects.register(value)
         return (_REFERENCE, key, type(value), value.worker_state())
+
+
+def _by_value_if_dynamic(module: types.ModuleType | None) -> None:
+    # A module made at run time (a notebook cell's, a docs page's) has no spec: no worker can
+    # import it, so what it defines travels by value, as __main__'s does.
+    if module is not None and module.__name__ != "__main__" and module.__spec__ is None:
+        cloudpickle.register_pickle_by_value(module)
 
 
 def ship(value: Any, objects: DriverObjects) -> bytes:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
+import types
 
 import pytest
 
 from lockgate.engine import JobError, OperatorError
 from lockgate.engine.runtime.executors.frames import decode_length, encode_frame
-from lockgate.engine.runtime.executors.shipping import dumps, loads
+from lockgate.engine.runtime.executors.shipping import DriverObjects, dumps, loads, ship
 from lockgate.engine.runtime.executors.worker import shippable
 
 
@@ -50,3 +53,20 @@ def test_a_payload_longer_than_a_frame_can_say_is_refused() -> None:
 
     with pytest.raises(ValueError, match="a frame holds at most"):
         encode_frame(Huge())
+
+
+def test_a_function_of_a_module_made_at_run_time_travels_by_value() -> None:
+    module = types.ModuleType("made_at_run_time")
+    sys.modules[module.__name__] = module
+    try:
+        exec("def plus_one(n):\n    return n + 1\n", module.__dict__)
+        shipped = ship(module.plus_one, DriverObjects())
+    finally:
+        del sys.modules[module.__name__]
+    code = "import pickle, sys; print(pickle.loads(sys.stdin.buffer.read())(41))"
+
+    answer = subprocess.run(
+        [sys.executable, "-c", code], input=shipped, capture_output=True, check=True
+    )
+
+    assert answer.stdout == b"42\n"
