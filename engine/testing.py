@@ -86,9 +86,9 @@ class FailOnce(DriverSide):
     process: the first call raises, every later one does nothing. Assert ``fired`` at the
     end of a test, so that a failure that never happened cannot pass unnoticed.
 
-    In worker processes (``ProcessExecutor``) each worker's copy fires at most once, and the
-    object in the driving process learns that it fired: later attempts never fire it again.
-    Two workers reaching it in the same attempt may both fire it; that attempt fails once.
+    In worker processes (``ProcessExecutor``) the flag is the one of this object, in the
+    driving process: the first call in any worker fires it (asking the driving process), and
+    no later call, in any worker of any attempt, fires it again.
     """
 
     def __init__(self, name: str = "injected failure") -> None:
@@ -111,13 +111,17 @@ class FailOnce(DriverSide):
         Raises:
             InjectedFailure: on the first call only.
         """
-        if not self._fired:
-            self._fired = True
-            self.tell_driver("_set_fired")
+        if self._fired:
+            return
+        first = self.call_on_driver("_fire")
+        self._fired = True
+        if first:
             raise InjectedFailure(f"{self._name} (FailOnce fires once; it will not fire again)")
 
-    def _set_fired(self) -> None:
-        self._fired = True
+    def _fire(self) -> bool:
+        # Runs on the object in the driving process: whether this call is the one that fires.
+        first, self._fired = not self._fired, True
+        return first
 
     def __repr__(self) -> str:
         return f"<FailOnce {self._name!r} fired={self._fired}>"

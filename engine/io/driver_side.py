@@ -10,7 +10,10 @@ a ``FailOnce`` has fired. Such a class derives from ``DriverSide``:
   to the original. A method decorated with ``on_driver`` (async) runs on the original: the
   worker's call sends its arguments to the driving process and returns what the original
   returned there, or raises what it raised. ``tell_driver(name, *args)`` runs a plain
-  method on the original without waiting (a fact the driver must learn, in order).
+  method on the original without waiting (a fact the driver must learn, in order);
+  ``call_on_driver(name, *args)`` runs one and blocks for its result (synchronous code
+  that needs an answer). ``workers_gone()`` tells the original when an attempt's workers
+  ended.
 - Copies made with ``copy`` or ``deepcopy`` are the object itself, as every subtask's copy
   of a function shares one ``FailOnce``.
 
@@ -39,6 +42,9 @@ class DriverLink(Protocol):
     def tell(self, method: str, args: tuple[Any, ...]) -> None:
         """Run ``method`` on the original, without waiting; calls run in the order told."""
 
+    def call_blocking(self, method: str, args: tuple[Any, ...]) -> Any:
+        """Run the plain ``method`` on the original, blocking this thread for its result."""
+
 
 class DriverSide:
     """Base of objects whose one copy of record lives in the driving process (see module)."""
@@ -62,6 +68,23 @@ class DriverSide:
         """Run ``method(*args)`` on the original; here nothing, when this is the original."""
         if self._driver_link is not None:
             self._driver_link.tell(method, args)
+
+    def call_on_driver(self, method: str, *args: Any) -> Any:
+        """Return what the plain ``method(*args)`` returns on the original, wherever called.
+
+        A worker's copy blocks its event loop for the round trip (well under a millisecond
+        on one machine): for rare calls that need an answer now, in synchronous code.
+        """
+        if self._driver_link is None:
+            return getattr(self, method)(*args)
+        return self._driver_link.call_blocking(method, args)
+
+    async def workers_gone(self) -> None:
+        """The worker processes of an attempt ended: release what their copies held here.
+
+        Called on the original, once per attempt that ran in worker processes; by default
+        nothing.
+        """
 
     def __copy__(self: D) -> D:
         return self

@@ -35,10 +35,15 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class Hello:
-    """Worker -> driver, first: which worker this connection is, and its process id."""
+    """Worker -> driver, first on each of its two connections: who, and which connection.
+
+    ``channel`` is ``"control"`` (everything but blocking calls) or ``"calls"`` (the
+    ``DriverCall`` a worker blocks on, and their ``DriverReply``, one at a time).
+    """
 
     worker: int
     pid: int
+    channel: str = "control"
 
 
 @dataclass(frozen=True, slots=True)

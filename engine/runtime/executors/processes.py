@@ -146,13 +146,20 @@ class ProcessExecutor(Executor):
             )
             self._running[process.pid] = process
             self._started += 1
-        ends: dict[int, WorkerEnd] = {}
+        connected: dict[tuple[int, str], tuple[Hello, FrameStream]] = {}
         with anyio.move_on_after(self.startup_timeout) as startup:
-            while len(ends) < self.workers:
+            while len(connected) < 2 * self.workers:  # a control and a calls connection each
                 frames = FrameStream(await listener.accept())
                 hello: Hello = await frames.receive()
-                ends[hello.worker] = self._end(hello, frames)
+                connected[hello.worker, hello.channel] = (hello, frames)
+        ends = {
+            worker: self._end(hello, frames, connected[worker, "calls"][1])
+            for (worker, channel), (hello, frames) in connected.items()
+            if channel == "control" and (worker, "calls") in connected
+        }
         if startup.cancelled_caught:
+            for _, frames in connected.values():
+                await frames.aclose()
             raise WorkerLost(
                 f"{self.workers - len(ends)} of {self.workers} worker processes did not connect "
                 f"within {self.startup_timeout} s (startup_timeout); their exit codes: "
@@ -160,9 +167,9 @@ class ProcessExecutor(Executor):
             )
         return [ends[worker] for worker in range(self.workers)]
 
-    def _end(self, hello: Hello, frames: FrameStream) -> WorkerEnd:
+    def _end(self, hello: Hello, frames: FrameStream, calls: FrameStream) -> WorkerEnd:
         process = self._running[hello.pid]
-        return WorkerEnd(hello.worker, hello.pid, frames, (), process.wait)
+        return WorkerEnd(hello.worker, hello.pid, frames, calls, (), process.wait)
 
     async def _tear_down(self, ends: list[WorkerEnd]) -> None:
         for end in ends:
@@ -173,6 +180,7 @@ class ProcessExecutor(Executor):
                 await process.wait()
         for end in ends:
             await end.frames.aclose()
+            await end.calls.aclose()
 
     async def _kill_all(self) -> None:
         for process in list(self._running.values()):

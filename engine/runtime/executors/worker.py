@@ -21,7 +21,9 @@ import itertools
 import math
 import os
 import signal
+import socket
 import sys
+import threading
 import traceback
 from collections.abc import Callable
 from typing import Any
@@ -54,7 +56,7 @@ from lockgate.engine.runtime.executors.control_messages import (
     ToSubtask,
     WorkerFinished,
 )
-from lockgate.engine.runtime.executors.frames import FrameStream
+from lockgate.engine.runtime.executors.frames import FrameStream, decode_length, encode_frame
 from lockgate.engine.runtime.executors.shipping import WorkerCopies, dumps, loads
 from lockgate.engine.runtime.executors.worker_deployment import WorkerDeployment
 from lockgate.engine.runtime.job.deployment import deploy
@@ -97,12 +99,54 @@ class _Answer:
         return self._value
 
 
+class BlockingCalls:
+    """The worker's second connection: calls that block until the driver answered.
+
+    One call at a time (a lock orders callers), each a ``DriverCall`` frame answered by one
+    ``DriverReply`` frame, on a plain blocking socket: the event loop waits for the answer.
+    """
+
+    def __init__(self, path: str, worker: int) -> None:
+        self._socket = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._socket.connect(path)
+        self._lock = threading.Lock()
+        self._send(Hello(worker, os.getpid(), channel="calls"))
+
+    def call(self, target: int, method: str, args: tuple[Any, ...]) -> Any:
+        """Run ``method(*args)`` on object ``target`` in the driver; its result."""
+        with self._lock:
+            self._send(DriverCall(0, target, method, args))
+            reply: DriverReply = loads(self._receive(decode_length(self._receive(4))))
+        if reply.error is not None:
+            raise reply.error
+        return reply.value
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._socket.close()
+
+    def _send(self, message: Any) -> None:
+        self._socket.sendall(encode_frame(dumps(message)))
+
+    def _receive(self, size: int) -> bytes:
+        data = bytearray()
+        while len(data) < size:
+            chunk = self._socket.recv(size - len(data))
+            if not chunk:
+                raise JobError("the driving process closed the connection of blocking calls")
+            data += chunk
+        return bytes(data)
+
+
 class _Link(DriverLink):
     """How a ``DriverSide`` copy in this worker calls its original."""
 
     def __init__(self, session: WorkerSession, target: int) -> None:
         self._session = session
         self._target = target
+
+    def call_blocking(self, method: str, args: tuple[Any, ...]) -> Any:
+        return self._session.calls.call(self._target, method, args)
 
     async def call(self, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         return await self._session.call_driver(self._target, method, args, kwargs)
@@ -118,8 +162,9 @@ class WorkerSession:
     messages are delivered to it in the order the driver sent them.
     """
 
-    def __init__(self, frames: FrameStream, worker: int) -> None:
+    def __init__(self, frames: FrameStream, calls: BlockingCalls, worker: int) -> None:
         self.frames = frames
+        self.calls = calls
         self.worker = worker
         self._outgoing, self._outbox = anyio.create_memory_object_stream[Any](math.inf)
         self._written = anyio.Event()
@@ -272,11 +317,12 @@ def _exit_with_parent() -> None:
 
 async def serve(path: str, worker: int) -> None:
     """Connect to the driver at Unix socket ``path`` and run worker ``worker``'s session."""
-    stream = await anyio.connect_unix(path)
-    frames = FrameStream(stream)
+    frames = FrameStream(await anyio.connect_unix(path))
+    calls = BlockingCalls(path, worker)
     try:
-        await WorkerSession(frames, worker).run()
+        await WorkerSession(frames, calls, worker).run()
     finally:
+        calls.close()
         with anyio.CancelScope(shield=True):
             await frames.aclose()
 

@@ -52,6 +52,7 @@ class WorkerEnd:
     worker: int
     pid: int
     frames: FrameStream
+    calls: FrameStream  # the worker's blocking calls to DriverSide objects
     subtasks: tuple[str, ...]
     wait_exit: Callable[[], Awaitable[int]]  # waits for the process to end: its exit code
 
@@ -102,6 +103,7 @@ class WorkerLink(Actor[Any]):
     async def _serve(self, group: TaskGroup) -> None:
         group.start_soon(self._write)
         group.start_soon(self._watch_heartbeats)
+        group.start_soon(self._answer_blocking_calls)
         await self._read(group)
 
     async def _read(self, group: TaskGroup) -> None:
@@ -151,6 +153,24 @@ class WorkerLink(Actor[Any]):
         else:
             self.send(DriverReply(call.call_id, result))
 
+    async def _answer_blocking_calls(self) -> None:
+        # The worker waits, its loop blocked, for each answer: they are plain methods.
+        while True:
+            try:
+                call: DriverCall = await self.end.calls.receive()
+            except _LOST:
+                return  # the control connection tells how the worker ended
+            try:
+                value = getattr(self._objects.get(call.target), call.method)(*call.args)
+            except Exception as error:  # the caller in the worker raises it
+                reply = DriverReply(0, error=shippable(error))
+            else:
+                reply = DriverReply(0, value)
+            try:
+                await self.end.calls.send(reply)
+            except _LOST:
+                return
+
     def _failure(self, actor: str, error: BaseException) -> BaseException:
         if isinstance(error, EngineError):
             return error
@@ -166,7 +186,7 @@ class WorkerLink(Actor[Any]):
                 try:
                     await self.end.frames.send(message)
                 except _LOST:
-                    raise await self._lost("closed its control connection") from None
+                    return  # the reader sees the connection end and says how the worker ended
 
     async def _watch_heartbeats(self) -> None:
         while True:

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, TypeVar
+
+import pytest
 
 from lockgate.engine.io.driver_side import DriverSide, on_driver
 from lockgate.engine.runtime.executors.shipping import DriverObjects, WorkerCopies, ship
+from lockgate.engine.testing import FailOnce, InjectedFailure
+
+D = TypeVar("D", bound=DriverSide)
 
 
 class Tally(DriverSide):
@@ -40,11 +45,15 @@ class LinkToOriginal:
         self.calls.append(method)
         getattr(self.original, method)(*args)
 
+    def call_blocking(self, method: str, args: tuple[Any, ...]) -> Any:
+        self.calls.append(method)
+        return getattr(self.original, method)(*args)
 
-def worker_copy_of(original: Tally) -> tuple[Tally, LinkToOriginal]:
+
+def worker_copy_of(original: D) -> tuple[D, LinkToOriginal]:
     link = LinkToOriginal(original)
-    shipped = ship({"tally": original}, DriverObjects())
-    copied: Tally = WorkerCopies(lambda _: link).loads(shipped)["tally"]
+    shipped = ship({"copy": original}, DriverObjects())
+    copied: D = WorkerCopies(lambda _: link).loads(shipped)["copy"]
     return copied, link
 
 
@@ -98,3 +107,26 @@ def test_one_worker_gets_one_copy_of_an_object_shipped_twice() -> None:
     first, second = WorkerCopies(lambda _: LinkToOriginal(original)).loads(shipped)
 
     assert first is second
+
+
+def test_a_worker_copy_answers_with_the_originals_plain_method() -> None:
+    original = Tally()
+    copied, link = worker_copy_of(original)
+
+    copied.call_on_driver("note", 4)
+
+    assert original.seen == [-4]
+    assert link.calls == ["note"]
+
+
+def test_a_fail_once_copy_shipped_before_the_original_fired_does_not_fire() -> None:
+    fail = FailOnce()
+    first, _ = worker_copy_of(fail)
+    second, _ = worker_copy_of(fail)
+
+    with pytest.raises(InjectedFailure):
+        first.maybe_fire()
+    second.maybe_fire()  # another worker's copy: the original fired already
+
+    assert fail.fired
+    assert second.fired
