@@ -36,12 +36,13 @@ class ProcessHost(AttemptHost):
         self._ends = ends
         self._interval = heartbeat_interval
         self._timeout = heartbeat_timeout
+        self._objects = DriverObjects()
 
     async def deploy(
         self, system: ActorSystem, plan: ExecutionPlan, options: RuntimeOptions, attempt: Attempt
     ) -> HostedAttempt:
         """Ship the attempt to every worker; wait until each built its subtasks."""
-        objects = DriverObjects()
+        objects = self._objects
         deployment = WorkerDeployment.of(plan, options, attempt, self._interval)
         message = Deploy(_shipped(deployment, objects, attempt), tuple(sys.path))
         links = [self._link(system, plan, end, objects, attempt.coordinator) for end in self._ends]
@@ -58,6 +59,11 @@ class ProcessHost(AttemptHost):
             lambda: _in_plan_order(plan, links),
             start=lambda: _start(links),
         )
+
+    async def release(self) -> None:
+        """Tell every ``DriverSide`` object the attempt shipped that its workers are gone."""
+        for value in self._objects.values():
+            await value.workers_gone()
 
     def _link(
         self,

@@ -118,15 +118,17 @@ class ProcessExecutor(Executor):
         try:
             async with await anyio.create_unix_listener(folder / "control") as listener:
                 ends = await self._start_workers(listener, str(folder / "control"))
+            host = ProcessHost(
+                ends,
+                heartbeat_interval=self.heartbeat_interval,
+                heartbeat_timeout=self.heartbeat_timeout,
+            )
             try:
-                yield ProcessHost(
-                    ends,
-                    heartbeat_interval=self.heartbeat_interval,
-                    heartbeat_timeout=self.heartbeat_timeout,
-                )
+                yield host
             finally:
                 with anyio.CancelScope(shield=True):
                     await self._tear_down(ends)
+                    await host.release()
         finally:
             with anyio.CancelScope(shield=True):
                 await self._kill_all()

@@ -37,6 +37,10 @@ class DriverObjects:
         self._objects[key] = value
         return key
 
+    def values(self) -> list[DriverSide]:
+        """Every object registered so far."""
+        return list(self._objects.values())
+
     def get(self, key: int) -> DriverSide:
         """The object of id ``key``.
 
