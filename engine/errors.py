@@ -38,6 +38,11 @@ EngineError
 ├── AsyncioRequired            a connector or storage whose client library runs on asyncio
 │                              only was started on another event loop (trio); not retried
 ├── BarrierProtocolError       a channel broke the barrier protocol (also a ``ValueError``)
+├── TransportError             the data plane between worker processes failed
+│   ├── ConnectionLost         the other side is gone: a connection closed or broke while
+│   │                          channels on it were open; names the peer and the edges
+│   └── TransportProtocolError a peer sent what the protocol forbids (a wrong token, a frame
+│                              out of sequence or beyond its credits); names the edge
 └── SimulationError            a simulation cannot go on
     └── SimulationDeadlock     nothing can run, no timer is set and no thread works; names
                                the waiting tasks
@@ -54,6 +59,7 @@ __all__ = [
     "CheckpointError",
     "CheckpointNotFound",
     "CheckpointStorageError",
+    "ConnectionLost",
     "CorruptCheckpoint",
     "EngineError",
     "ExecutorError",
@@ -70,6 +76,8 @@ __all__ = [
     "SimulationError",
     "SourceError",
     "StateEncodingError",
+    "TransportError",
+    "TransportProtocolError",
     "UnsupportedCheckpointStorage",
     "UnsupportedCheckpointVersion",
     "WorkerLost",
@@ -273,6 +281,26 @@ class BarrierProtocolError(EngineError, ValueError):
     Raised for a second barrier of the same checkpoint on one channel, anything after a
     channel's end of input, and channel numbers out of range. The aligner's state is left
     as it was before the offending call.
+    """
+
+
+class TransportError(EngineError):
+    """The data plane between worker processes failed; the attempt fails and restarts."""
+
+
+class ConnectionLost(TransportError):
+    """A connection between two workers closed or broke while channels on it were open.
+
+    The message names the peer and the edges still open on the connection. The executor
+    turns it into the failure of the attempt; the restart strategy then decides.
+    """
+
+
+class TransportProtocolError(TransportError):
+    """A peer sent what the data-plane protocol forbids; the message names the edge.
+
+    Raised for a peer that offers a wrong token or protocol version, a frame out of
+    sequence, data beyond the credits granted, and frames for a channel nobody opened.
     """
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import astuple, dataclass, field
 from functools import partial
 from typing import Any
 
@@ -13,12 +13,13 @@ from lockgate.engine.checkpointing.config import CheckpointingMode
 from lockgate.engine.checkpointing.snapshots import SINK_STATE, SPLITS_STATE, OperatorSnapshot
 from lockgate.engine.checkpointing.storage import CheckpointStorage
 from lockgate.engine.errors import KeySelectorError
-from lockgate.engine.events import ChannelItem, item_size
+from lockgate.engine.events import ChannelItem
 from lockgate.engine.functions.side_outputs import SideOutputCollector
 from lockgate.engine.graph.job_graph import OperatorKind, OperatorNode, Partitioning
 from lockgate.engine.graph.planning import ChainEdge, ExecutionPlan, OperatorChain
 from lockgate.engine.io.sinks import Sink, SinkContext
 from lockgate.engine.io.sources import Source, SourceContext, SourceSplit, assign_splits
+from lockgate.engine.runtime.job.remote_ends import OvertakenRouter, RemoteEnds
 from lockgate.engine.runtime.network.barrier_aligner import AlignmentMode, BarrierAligner
 from lockgate.engine.runtime.network.input_channel_state import InputChannelState
 from lockgate.engine.runtime.network.input_gate import InputGate
@@ -31,6 +32,7 @@ from lockgate.engine.runtime.network.partitioners import (
     RebalancePartitioner,
 )
 from lockgate.engine.runtime.network.partitions import OutputPartition
+from lockgate.engine.runtime.network.transport.local import local_channel
 from lockgate.engine.runtime.operators.base import Operator
 from lockgate.engine.runtime.operators.kinds import create_operator
 from lockgate.engine.runtime.operators.scope import OperatorScope
@@ -113,11 +115,13 @@ def deploy(
     attempt: Attempt,
     *,
     hosts: Callable[[int, int], bool] | None = None,
+    remote: RemoteEnds | None = None,
 ) -> Deployment:
     """Create the channels and subtask actors of ``plan`` (nothing runs yet).
 
     ``hosts(chain_id, subtask_index)`` says which subtasks this process builds (all, by
-    default); it gets the channels between them.
+    default); a channel between one of them and a subtask elsewhere gets its end here from
+    ``remote``, the data plane.
     """
     doorbells = {
         (chain.chain_id, index): Doorbell()
@@ -125,8 +129,9 @@ def deploy(
         for index in range(chain.parallelism)
         if hosts is None or hosts(chain.chain_id, index)
     }
-    channels = _channels(plan, options, doorbells)
-    builder = _SubtaskBuilder(plan, options, attempt, channels)
+    router = OvertakenRouter()
+    channels = _channels(plan, options, doorbells, remote, router)
+    builder = _SubtaskBuilder(plan, options, attempt, channels, router)
     try:
         subtasks = tuple(
             (builder.build(chain, index), doorbells[chain.chain_id, index])
@@ -144,25 +149,26 @@ def _channels(
     plan: ExecutionPlan,
     options: RuntimeOptions,
     doorbells: dict[tuple[int, int], Doorbell],
+    remote: RemoteEnds | None,
+    router: OvertakenRouter,
 ) -> dict[ChannelKey, Channel[ChannelItem]]:
+    # Every channel with an end here: local if both are, else the data plane's end.
     edges = {edge.edge_id: edge for edge in plan.edges}
-    ends = {
-        spec: (
-            (edges[spec.edge_id].upstream.chain_id, spec.upstream_index),
-            (edges[spec.edge_id].downstream.chain_id, spec.downstream_index),
-        )
-        for spec in plan.channels()
-    }
-    return {
-        ChannelId(spec.edge_id, spec.upstream_index, spec.downstream_index): Channel(
-            options.channel_capacity,
-            size_of=item_size,
-            doorbell=doorbells[downstream],
-            name=f"edge{spec.edge_id}[{spec.upstream_index}->{spec.downstream_index}]",
-        )
-        for spec, (upstream, downstream) in ends.items()
-        if upstream in doorbells and downstream in doorbells
-    }
+    channels: dict[ChannelKey, Channel[ChannelItem]] = {}
+    capacity = options.channel_capacity
+    for spec in plan.channels():
+        edge, key = edges[spec.edge_id], ChannelId(*astuple(spec))
+        upstream = (edge.upstream.chain_id, spec.upstream_index)
+        downstream = doorbells.get((edge.downstream.chain_id, spec.downstream_index))
+        if downstream is not None:
+            channels[key] = local_channel(key, capacity, doorbell=downstream)
+            if upstream not in doorbells:
+                assert remote is not None, f"channel {key} has no end here"
+                remote.receiving(key, channels[key], router.for_channel(key))
+        elif upstream in doorbells:
+            assert remote is not None, f"channel {key} has no end here"
+            channels[key] = remote.sending(key, capacity=capacity)
+    return channels
 
 
 class _SubtaskBuilder:
@@ -172,11 +178,13 @@ class _SubtaskBuilder:
         options: RuntimeOptions,
         attempt: Attempt,
         channels: dict[ChannelKey, Channel[ChannelItem]],
+        router: OvertakenRouter,
     ) -> None:
         self.plan = plan
         self.options = options
         self.attempt = attempt
         self.channels = channels
+        self.router = router
         self.keyed_states: list[KeyedStateBackend] = []
 
     def build(self, chain: OperatorChain, index: int) -> SubtaskActor:
@@ -247,6 +255,7 @@ class _SubtaskBuilder:
                 {} if restored is None else restored.input_channels,
                 batch_size=self.options.batch_size,
             )
+            self.router.register(in_flight, keys)
             inputs = [self.channels[key] for key in keys]
             return GateHead(InputGate(inputs, aligner, self.options.clock, in_flight))
         source: Source[Any] = head.function

@@ -45,6 +45,7 @@ class InputChannelState:
         self._recording: int | None = None
         self._records: list[list[Any]] = []
         self._finished: tuple[int, list[list[Any]]] | None = None
+        self._early: dict[int, list[tuple[int, list[Any]]]] = {}
 
     @property
     def has_restored(self) -> bool:
@@ -56,11 +57,31 @@ class InputChannelState:
         return self._restored.popleft()[1]
 
     def start(self, checkpoint_id: int) -> None:
-        """Record for ``checkpoint_id`` from now, starting with the restored records left."""
+        """Record for ``checkpoint_id`` from now, starting with the restored records left.
+
+        Records its barriers overtook before it started (``add_overtaken``) follow them.
+        """
         self._recording = checkpoint_id
         self._records = [[] for _ in self.keys]
         for index, batch in self._restored:
             self._records[index].extend(batch)
+        for index, records in self._early.pop(checkpoint_id, []):
+            self._records[index].extend(records)
+        self._early = {early: kept for early, kept in self._early.items() if early > checkpoint_id}
+
+    def add_overtaken(self, checkpoint_id: int, channel: int, records: list[Any]) -> None:
+        """Keep ``records``, which the barrier of ``checkpoint_id`` overtook on ``channel``.
+
+        For a channel whose sending end is in another process: its barrier overtook these
+        records where they had arrived, in this process, so this subtask's channel state
+        holds them. The barrier may come before the checkpoint is recorded here (it waits
+        at the channel's head until the gate reads it): its records then wait for
+        ``start``. Nothing is kept for a checkpoint that is over.
+        """
+        if self._recording == checkpoint_id:
+            self._records[channel].extend(records)
+        elif records and (self._recording is None or checkpoint_id > self._recording):
+            self._early.setdefault(checkpoint_id, []).append((channel, records))
 
     def record(self, channel: int, records: list[Any]) -> None:
         """Keep ``records``, read from ``channel``, for the checkpoint being recorded."""
@@ -74,6 +95,7 @@ class InputChannelState:
 
     def abort(self, checkpoint_id: int) -> None:
         """Stop recording for ``checkpoint_id``; what was recorded is dropped."""
+        self._early.pop(checkpoint_id, None)
         if self._recording == checkpoint_id:
             self._recording, self._records = None, []
 
