@@ -4,8 +4,8 @@ One connection per worker carries, in order, everything but records: the deploym
 checkpoint protocol's messages both ways (wrapped as ``ToSubtask`` and ``ToCoordinator``),
 heartbeats with the subtasks' metrics, failures, and calls to ``DriverSide`` objects.
 
-Driver -> worker: ``Deploy``, ``Start``, ``ToSubtask``, ``DriverReply``, ``Shutdown``.
-Worker -> driver: ``Hello``, ``Deployed``, ``ToCoordinator``, ``Heartbeat``,
+Driver -> worker: ``Deploy``, ``Connect``, ``Start``, ``ToSubtask``, ``DriverReply``, ``Shutdown``.
+Worker -> driver: ``Hello``, ``Listening``, ``Deployed``, ``ToCoordinator``, ``Heartbeat``,
 ``AttemptFailed``, ``WorkerFinished``, ``DriverCall``.
 """
 
@@ -23,8 +23,10 @@ __all__ = [
     "Deployed",
     "DriverCall",
     "DriverReply",
+    "Connect",
     "Heartbeat",
     "Hello",
+    "Listening",
     "Shutdown",
     "Start",
     "ToCoordinator",
@@ -52,10 +54,24 @@ class Deploy:
 
     ``payload`` is the shipped ``WorkerDeployment`` (``shipping.ship``); ``sys_path`` is the
     driving process's import path, set before it is unpickled, so that user modules import.
+    ``addresses`` says where each worker's data plane listens, and ``token`` is the secret
+    the workers of this attempt show each other there.
     """
 
     payload: bytes
     sys_path: tuple[str, ...]
+    addresses: tuple[str, ...] = ()
+    token: bytes = b""
+
+
+@dataclass(frozen=True, slots=True)
+class Listening:
+    """Worker -> driver: my data plane listens; peers may connect once all say so."""
+
+
+@dataclass(frozen=True, slots=True)
+class Connect:
+    """Driver -> worker: every worker listens; connect to your peers with lower numbers."""
 
 
 @dataclass(frozen=True, slots=True)

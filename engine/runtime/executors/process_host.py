@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 import sys
 from dataclasses import replace
 from typing import Any
@@ -11,7 +12,7 @@ from lockgate.engine.checkpointing.messages import SubtaskId
 from lockgate.engine.errors import JobError
 from lockgate.engine.graph.job_graph import OperatorKind
 from lockgate.engine.graph.planning import ExecutionPlan, OperatorChain
-from lockgate.engine.runtime.executors.control_messages import Deploy, Start
+from lockgate.engine.runtime.executors.control_messages import Connect, Deploy, Start
 from lockgate.engine.runtime.executors.executor import AttemptHost, HostedAttempt
 from lockgate.engine.runtime.executors.shipping import DriverObjects, ship
 from lockgate.engine.runtime.executors.worker_deployment import WorkerDeployment
@@ -31,9 +32,15 @@ class ProcessHost(AttemptHost):
     """
 
     def __init__(
-        self, ends: list[WorkerEnd], *, heartbeat_interval: float, heartbeat_timeout: float
+        self,
+        ends: list[WorkerEnd],
+        *,
+        data_addresses: tuple[str, ...],
+        heartbeat_interval: float,
+        heartbeat_timeout: float,
     ) -> None:
         self._ends = ends
+        self._addresses = data_addresses
         self._interval = heartbeat_interval
         self._timeout = heartbeat_timeout
         self._objects = DriverObjects()
@@ -44,14 +51,16 @@ class ProcessHost(AttemptHost):
         """Ship the attempt to every worker; wait until each built its subtasks."""
         objects = self._objects
         deployment = WorkerDeployment.of(plan, options, attempt, self._interval)
-        message = Deploy(_shipped(deployment, objects, attempt), tuple(sys.path))
+        payload = _shipped(deployment, objects, attempt)
+        token = secrets.token_bytes(16)  # workers of this attempt show it to each other
+        message = Deploy(payload, tuple(sys.path), self._addresses, token)
         links = [self._link(system, plan, end, objects, attempt.coordinator) for end in self._ends]
         for link in links:
             link.send(message)
+        await _every(links, "listening")
         for link in links:
-            await link.deployed.wait()
-            if link.deploy_failure is not None:
-                raise link.deploy_failure
+            link.send(Connect())
+        await _every(links, "deployed")
         refs = _remote_subtasks(system, plan, links)
         return HostedAttempt(
             refs,
@@ -83,6 +92,14 @@ class ProcessHost(AttemptHost):
         )
         system.spawn(link, name=f"worker {end.worker}")
         return link
+
+
+async def _every(links: list[WorkerLink], step: str) -> None:
+    # Wait until every worker got to ``step``; raise the first deployment failure.
+    for link in links:
+        await getattr(link, step).wait()
+        if link.deploy_failure is not None:
+            raise link.deploy_failure
 
 
 def _shipped(deployment: WorkerDeployment, objects: DriverObjects, attempt: Attempt) -> bytes:

@@ -23,7 +23,7 @@ import anyio
 from anyio.abc import Process, SocketListener
 
 from lockgate.engine.checkpointing.storage import CheckpointStorage
-from lockgate.engine.errors import ExecutorError, WorkerLost
+from lockgate.engine.errors import WorkerLost
 from lockgate.engine.graph.planning import ExecutionPlan
 from lockgate.engine.runtime.executors.control_messages import Hello, Shutdown
 from lockgate.engine.runtime.executors.executor import AttemptHost, Executor
@@ -100,16 +100,13 @@ class ProcessExecutor(Executor):
 
         Raises:
             GraphError: an operator's function cannot be pickled.
-            ExecutorError: ``memory://`` checkpoint storage, a clock other than the system's,
-                or an edge between two workers (the data plane between processes is not
-                built yet).
+            ExecutorError: ``memory://`` checkpoint storage, or a clock other than the
+                system's.
         """
         check_storage(storage, repr(self))
         check_clock(options.clock, repr(self))
         check_picklable(plan, repr(self))
-        placed = plan.placed(self.workers)
-        _check_no_edge_between_workers(placed)
-        return placed
+        return plan.placed(self.workers)
 
     @asynccontextmanager
     async def host(self, job_name: str) -> AsyncIterator[AttemptHost]:
@@ -120,6 +117,9 @@ class ProcessExecutor(Executor):
                 ends = await self._start_workers(listener, str(folder / "control"))
             host = ProcessHost(
                 ends,
+                data_addresses=tuple(
+                    f"unix://{folder / f'data-{worker}'}" for worker in range(self.workers)
+                ),
                 heartbeat_interval=self.heartbeat_interval,
                 heartbeat_timeout=self.heartbeat_timeout,
             )
@@ -195,23 +195,3 @@ class ProcessExecutor(Executor):
 
     def __repr__(self) -> str:
         return f"ProcessExecutor(workers={self.workers})"
-
-
-def _check_no_edge_between_workers(plan: ExecutionPlan) -> None:
-    placement = plan.placement
-    assert placement is not None
-    edges = {edge.edge_id: edge for edge in plan.edges}
-    for spec in plan.channels():
-        edge = edges[spec.edge_id]
-        upstream = placement.worker_of(edge.upstream.chain_id, spec.upstream_index)
-        downstream = placement.worker_of(edge.downstream.chain_id, spec.downstream_index)
-        if upstream != downstream:
-            raise ExecutorError(
-                f"the edge from operator '{edge.upstream.tail.uid}' (subtask "
-                f"{spec.upstream_index + 1}) to '{edge.downstream.head.uid}' (subtask "
-                f"{spec.downstream_index + 1}) goes from worker {upstream} to worker "
-                f"{downstream}: records between worker processes need the data plane "
-                "between processes, which is not built yet; run the job on the "
-                "LocalExecutor, or keep every edge within a worker (forward edges at equal "
-                "parallelism)"
-            )

@@ -44,12 +44,14 @@ from lockgate.engine.errors import JobError
 from lockgate.engine.io.driver_side import DriverLink
 from lockgate.engine.runtime.executors.control_messages import (
     AttemptFailed,
+    Connect,
     Deploy,
     Deployed,
     DriverCall,
     DriverReply,
     Heartbeat,
     Hello,
+    Listening,
     Shutdown,
     Start,
     ToCoordinator,
@@ -57,9 +59,11 @@ from lockgate.engine.runtime.executors.control_messages import (
     WorkerFinished,
 )
 from lockgate.engine.runtime.executors.frames import FrameStream, decode_length, encode_frame
+from lockgate.engine.runtime.executors.peers import PeerEnds, connect_peers
 from lockgate.engine.runtime.executors.shipping import WorkerCopies, dumps, loads
 from lockgate.engine.runtime.executors.worker_deployment import WorkerDeployment
-from lockgate.engine.runtime.job.deployment import deploy
+from lockgate.engine.runtime.job.deployment import Deployment, deploy
+from lockgate.engine.runtime.network.transport import Connection
 from lockgate.engine.runtime.subtask.actor import SubtaskActor
 
 __all__ = ["WorkerSession", "main", "shippable"]
@@ -173,6 +177,8 @@ class WorkerSession:
         self._replies: dict[int, _Answer] = {}
         self._call_ids = itertools.count()
         self._start = anyio.Event()
+        self._connect = anyio.Event()
+        self._reported = False
         self._heartbeat = 0.5
 
     def post(self, message: Any) -> None:
@@ -196,12 +202,13 @@ class WorkerSession:
             group.start_soon(self._write)
             group.start_soon(self._read, group.cancel_scope)
             group.start_soon(self._beat)
-            self.post(await self._run_attempt(deployment))
+            if (outcome := await self._run_attempt(deployment)) is not None:
+                self.post(outcome)
             self._outgoing.close()
             await self._written.wait()
             group.cancel_scope.cancel()
 
-    async def _run_attempt(self, message: Deploy) -> WorkerFinished | AttemptFailed:
+    async def _run_attempt(self, message: Deploy) -> WorkerFinished | AttemptFailed | None:
         sys.path[:0] = [path for path in message.sys_path if path not in sys.path]
         try:
             copies = WorkerCopies(lambda target: _Link(self, target))
@@ -210,10 +217,12 @@ class WorkerSession:
             async with ActorSystem(f"worker {self.worker} links") as links:
                 coordinator = links.spawn(_CoordinatorProxy(self.post), name="coordinator")
                 try:
-                    await self._host(deployment, coordinator)
+                    await self._host(deployment, coordinator, message)
                 finally:
                     coordinator.stop()
         except Exception as error:  # the one place a worker catches broadly: it reports it
+            if self._reported:
+                return None
             return self._failed(error)
         self.post(self._heartbeat_now())  # the driver keeps the subtasks' final metrics
         return WorkerFinished()
@@ -234,22 +243,50 @@ class WorkerSession:
     def _heartbeat_now(self) -> Heartbeat:
         return Heartbeat(tuple(actor.statistics() for actor in self._actors))
 
-    async def _host(self, deployment: WorkerDeployment, coordinator: ActorRef[Any]) -> None:
-        hosts = deployment.hosts(self.worker)
-        attempt = deployment.attempt_with(coordinator)
-        async with ActorSystem(f"worker {self.worker}") as system:
-            built = deploy(
-                deployment.plan,
-                deployment.options,
-                attempt,
-                hosts=lambda chain_id, index: (chain_id, index) in hosts,
-            )
+    async def _host(
+        self, deployment: WorkerDeployment, coordinator: ActorRef[Any], message: Deploy
+    ) -> None:
+        connections = await connect_peers(
+            self.worker,
+            deployment.peers(self.worker),
+            message.addresses,
+            message.token,
+            listening=lambda: self.post(Listening()),
+            connect_now=self._connect.wait,
+        )
+        async with contextlib.AsyncExitStack() as stack:
+            for connection in connections.values():  # closed, unless entered below
+                stack.push_async_callback(connection.aclose)
+            built = self._build(deployment, coordinator, connections)
             self.post(Deployed())
             await self._start.wait()
-            for subtask, doorbell in built.subtasks:
-                ref = system.spawn(subtask, name=subtask.display_name, doorbell=doorbell)
-                self._refs[subtask.settings.subtask_id] = ref
-                self._actors.append(subtask)
+            for connection in connections.values():  # they carry records until the end
+                await stack.enter_async_context(connection)
+            try:
+                async with ActorSystem(f"worker {self.worker}") as system:
+                    for subtask, doorbell in built.subtasks:
+                        ref = system.spawn(subtask, name=subtask.display_name, doorbell=doorbell)
+                        self._refs[subtask.settings.subtask_id] = ref
+                        self._actors.append(subtask)
+            except ActorCrashed as crash:  # reported before its connections close: the cause
+                self.post(self._failed(crash))
+                self._reported = True
+                raise
+
+    def _build(
+        self,
+        deployment: WorkerDeployment,
+        coordinator: ActorRef[Any],
+        connections: dict[int, Connection],
+    ) -> Deployment:
+        hosts = deployment.hosts(self.worker)
+        return deploy(
+            deployment.plan,
+            deployment.options,
+            deployment.attempt_with(coordinator),
+            hosts=lambda chain_id, index: (chain_id, index) in hosts,
+            remote=PeerEnds(deployment.plan, deployment.worker_of, connections),
+        )
 
     def _shippable(self, error: Exception) -> Exception:
         error.add_note(
@@ -284,6 +321,8 @@ class WorkerSession:
                 # A subtask that stopped since needs nothing more: the driver learns of its end.
                 with contextlib.suppress(ActorStopped):
                     self._refs[subtask].tell_control(inner)
+            case Connect():
+                self._connect.set()
             case Start():
                 self._start.set()
             case DriverReply(call_id=call_id, value=value, error=error):

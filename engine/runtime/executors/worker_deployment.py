@@ -63,6 +63,28 @@ class WorkerDeployment:
             savepoint_codec=self.savepoint_codec,
         )
 
+    def peers(self, worker: int) -> frozenset[int]:
+        """The other workers that worker ``worker`` has a channel with, either way."""
+        placement = self.plan.placement
+        assert placement is not None, "a worker's plan is placed"
+        edges = {edge.edge_id: edge for edge in self.plan.edges}
+        pairs = {
+            (
+                placement.worker_of(edges[spec.edge_id].upstream.chain_id, spec.upstream_index),
+                placement.worker_of(edges[spec.edge_id].downstream.chain_id, spec.downstream_index),
+            )
+            for spec in self.plan.channels()
+        }
+        return frozenset(
+            other for pair in pairs if worker in pair for other in pair if other != worker
+        )
+
+    def worker_of(self, chain_id: int, index: int) -> int:
+        """The worker hosting subtask ``index`` of chain ``chain_id``."""
+        placement = self.plan.placement
+        assert placement is not None, "a worker's plan is placed"
+        return placement.worker_of(chain_id, index)
+
     def hosts(self, worker: int) -> frozenset[tuple[int, int]]:
         """The subtasks, as ``(chain_id, index)``, worker ``worker`` builds."""
         placement = self.plan.placement

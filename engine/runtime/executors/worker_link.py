@@ -22,13 +22,20 @@ from anyio.abc import TaskGroup
 
 from lockgate.actors import Actor, ActorRef, ActorStopped, StopActor, run_with_group
 from lockgate.engine.checkpointing.messages import SubtaskId
-from lockgate.engine.errors import EngineError, JobError, QueryStateError, WorkerLost
+from lockgate.engine.errors import (
+    ConnectionLost,
+    EngineError,
+    JobError,
+    QueryStateError,
+    WorkerLost,
+)
 from lockgate.engine.runtime.executors.control_messages import (
     AttemptFailed,
     Deployed,
     DriverCall,
     DriverReply,
     Heartbeat,
+    Listening,
     ToCoordinator,
     ToSubtask,
     WorkerFinished,
@@ -43,6 +50,8 @@ __all__ = ["RemoteSubtask", "WorkerEnd", "WorkerLink"]
 
 _LOST = (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError, OSError)
 _GONE = (anyio.ClosedResourceError, anyio.BrokenResourceError)
+_CALLS_END_GRACE = 5.0  # seconds a finished worker's blocking-call connection may take to end
+_CAUSE_GRACE = 1.0  # seconds a worker's lost data connection waits for the failure behind it
 
 
 @dataclass(frozen=True)
@@ -65,8 +74,9 @@ class WorkerEnd:
 class WorkerLink(Actor[Any]):
     """The driver's side of one worker's attempt; ends when the worker finished.
 
-    ``deployed`` is set once the worker built its subtasks, or failed to
-    (``deploy_failure``); ``metrics`` are the subtasks' metrics of its last heartbeat.
+    ``listening`` is set once its data plane listens, ``deployed`` once the worker built its
+    subtasks (both also when it failed to: ``deploy_failure``); ``metrics`` are the
+    subtasks' metrics of its last heartbeat.
     """
 
     def __init__(
@@ -78,6 +88,7 @@ class WorkerLink(Actor[Any]):
         heartbeat_timeout: float,
     ) -> None:
         self.end = end
+        self.listening = anyio.Event()
         self.deployed = anyio.Event()
         self.deploy_failure: BaseException | None = None
         self.metrics: tuple[SubtaskMetrics, ...] = ()
@@ -85,6 +96,7 @@ class WorkerLink(Actor[Any]):
         self._coordinator = coordinator
         self._timeout = heartbeat_timeout
         self._heard = anyio.Event()
+        self._calls_done = anyio.Event()
         self._outgoing, self._outbox = anyio.create_memory_object_stream[Any](math.inf)
 
     def send(self, message: Any) -> None:
@@ -105,12 +117,14 @@ class WorkerLink(Actor[Any]):
         group.start_soon(self._watch_heartbeats)
         group.start_soon(self._answer_blocking_calls)
         await self._read(group)
+        await self._calls_ended()
 
     async def _read(self, group: TaskGroup) -> None:
         while True:
             try:
                 message = await self.end.frames.receive()
             except _LOST:
+                await self._calls_ended()
                 raise await self._lost("closed its control connection") from None
             self._heard.set()
             if self._on_message(message, group):
@@ -128,12 +142,24 @@ class WorkerLink(Actor[Any]):
                 getattr(self._objects.get(target), method)(*args)
             case DriverCall():
                 group.start_soon(self._answer, message)
+            case _:
+                return self._on_progress(message, group)
+        return False
+
+    def _on_progress(self, message: Any, group: TaskGroup) -> bool:
+        # How far the worker's attempt got; returns whether it is over.
+        match message:
+            case Listening():
+                self.listening.set()
             case Deployed():
                 self.deployed.set()
             case AttemptFailed(actor="", error=error) if not self.deployed.is_set():
                 self.deploy_failure = error
+                self.listening.set()
                 self.deployed.set()
                 return True
+            case AttemptFailed(error=ConnectionLost()):
+                group.start_soon(self._fail_after_the_cause, message)
             case AttemptFailed(actor=actor, error=error):
                 raise self._failure(actor, error)
             case WorkerFinished():
@@ -153,7 +179,20 @@ class WorkerLink(Actor[Any]):
         else:
             self.send(DriverReply(call.call_id, result))
 
+    async def _calls_ended(self) -> None:
+        # A receive cancelled on a Unix socket just as it becomes readable makes asyncio
+        # call set_result on a cancelled future (anyio 4.16): once the worker's attempt is
+        # over, let the connection of blocking calls see its end instead of cancelling it.
+        with anyio.move_on_after(_CALLS_END_GRACE):
+            await self._calls_done.wait()
+
     async def _answer_blocking_calls(self) -> None:
+        try:
+            await self._serve_blocking_calls()
+        finally:
+            self._calls_done.set()
+
+    async def _serve_blocking_calls(self) -> None:
         # The worker waits, its loop blocked, for each answer: they are plain methods.
         while True:
             try:
@@ -170,6 +209,12 @@ class WorkerLink(Actor[Any]):
                 await self.end.calls.send(reply)
             except _LOST:
                 return
+
+    async def _fail_after_the_cause(self, failed: AttemptFailed) -> None:
+        # A lost data connection follows the failure of the worker at its other end: give
+        # that worker's own report (its error, or its death) a moment to fail the attempt.
+        await anyio.sleep(_CAUSE_GRACE)
+        raise self._failure(failed.actor, failed.error)
 
     def _failure(self, actor: str, error: BaseException) -> BaseException:
         if isinstance(error, EngineError):

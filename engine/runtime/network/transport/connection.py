@@ -168,7 +168,11 @@ class Connection:
                 await self._finish()
                 group.cancel_scope.cancel()
         except BaseExceptionGroup as errors:
-            raise single_error(errors) from None
+            # Raised as itself, keeping its own __cause__ (a subtask's ActorCrashed keeps the
+            # operator's error): "from None" would replace it.
+            error = single_error(errors)
+            error.__suppress_context__ = True
+            raise error  # noqa: B904 - its cause is its own, set where it was first raised
         finally:
             await self.aclose()
 

@@ -161,3 +161,33 @@ async def test_metrics_report_the_subtasks_of_every_worker(tmp_path: Path) -> No
     subtasks = result.metrics.subtasks
     assert [m.subtask_index for m in subtasks] == [0, 1]
     assert sum(m.records_in for m in subtasks) == N
+
+
+def add(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
+    return a[0], a[1] + b[1]
+
+
+async def test_records_cross_a_keyed_edge_between_workers_exactly_once_across_a_failure(
+    tmp_path: Path,
+) -> None:
+    fail, sink = FailOnce(), CollectSink[tuple[int, int]]()
+    env = file_checkpointed_env(tmp_path)
+    elements = [*range(5_000), AwaitCheckpoint(), *range(5_000, 7_500), fail, *range(7_500, 10_000)]
+    (
+        env.from_source(CollectionSource(elements), uid="numbers", parallelism=1)
+        .map(lambda n: (n % 10, 1), uid="pairs")
+        .key_by(lambda pair: pair[0])
+        .reduce(add, uid="counts")
+        .sink_to(sink, uid="out")
+    )
+
+    with anyio.fail_after(60):
+        async with env.start("counts", executor=ProcessExecutor(workers=2)) as job:
+            await job.wait()
+
+    assert fail.fired, "the injected failure never fired: the test proves nothing"
+    counts: dict[int, list[int]] = {}
+    for key, count in sink.results:
+        counts.setdefault(key, []).append(count)
+    assert counts == {key: list(range(1, 1_001)) for key in range(10)}
+    assert [type(f.exception).__name__ for f in job.failures] == ["OperatorError"]

@@ -91,18 +91,6 @@ def test_the_plan_shows_which_worker_hosts_which_subtask(tmp_path: Path) -> None
     ]
 
 
-def test_an_edge_between_workers_is_refused_until_records_can_cross_processes(
-    tmp_path: Path,
-) -> None:
-    env = file_checkpointed_env(tmp_path, parallelism=2)
-    env.from_source(CollectionSource(range(10)), uid="numbers").key_by(lambda n: n % 2).reduce(
-        max, uid="maximum"
-    ).sink_to(CollectSink(), uid="out")
-
-    with pytest.raises(ExecutorError, match="goes from worker 0 to worker 1"):
-        env.plan(executor=ProcessExecutor(workers=2))
-
-
 def test_the_local_executor_plan_is_not_placed(tmp_path: Path) -> None:
     env = file_checkpointed_env(tmp_path)
     env.from_source(CollectionSource(range(10)), uid="numbers").sink_to(CollectSink(), uid="out")
