@@ -9,9 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 import anyio
-from anyio.abc import ByteStream
-from anyio.streams.buffered import BufferedByteReceiveStream
 
+from lockgate.engine.runtime.executors.byte_links import ByteLink
 from lockgate.engine.runtime.executors.shipping import dumps, loads
 
 __all__ = ["FrameStream", "decode_length", "encode_frame"]
@@ -39,9 +38,8 @@ def decode_length(header: bytes) -> int:
 class FrameStream:
     """Sends and receives whole messages on one connection, in order."""
 
-    def __init__(self, stream: ByteStream) -> None:
-        self._stream = stream
-        self._reader = BufferedByteReceiveStream(stream)
+    def __init__(self, link: ByteLink) -> None:
+        self._link = link
         self._sending = anyio.Lock()
 
     async def send(self, message: Any) -> None:
@@ -52,7 +50,7 @@ class FrameStream:
         """Send bytes pickled already as one frame."""
         frame = encode_frame(payload)
         async with self._sending:
-            await self._stream.send(frame)
+            await self._link.send(frame)
 
     async def receive(self) -> Any:
         """Return the next message.
@@ -60,9 +58,9 @@ class FrameStream:
         Raises:
             anyio.EndOfStream, anyio.IncompleteRead: the other side closed the connection.
         """
-        length = decode_length(await self._reader.receive_exactly(_HEADER))
-        return loads(await self._reader.receive_exactly(length))
+        length = decode_length(await self._link.receive_exactly(_HEADER))
+        return loads(await self._link.receive_exactly(length))
 
     async def aclose(self) -> None:
         """Close the connection."""
-        await self._stream.aclose()
+        await self._link.aclose()

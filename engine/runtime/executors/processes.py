@@ -25,6 +25,7 @@ from anyio.abc import Process, SocketListener
 from lockgate.engine.checkpointing.storage import CheckpointStorage
 from lockgate.engine.errors import WorkerLost
 from lockgate.engine.graph.planning import ExecutionPlan
+from lockgate.engine.runtime.executors.byte_links import accepted_link
 from lockgate.engine.runtime.executors.control_messages import Hello, Shutdown
 from lockgate.engine.runtime.executors.executor import AttemptHost, Executor
 from lockgate.engine.runtime.executors.frames import FrameStream
@@ -151,7 +152,7 @@ class ProcessExecutor(Executor):
         connected: dict[tuple[int, str], tuple[Hello, FrameStream]] = {}
         with anyio.move_on_after(self.startup_timeout) as startup:
             while len(connected) < 2 * self.workers:  # a control and a calls connection each
-                frames = FrameStream(await listener.accept())
+                frames = FrameStream(await accepted_link(await listener.accept()))
                 hello: Hello = await frames.receive()
                 connected[hello.worker, hello.channel] = (hello, frames)
         ends = {

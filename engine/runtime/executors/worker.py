@@ -42,6 +42,7 @@ from lockgate.actors import (
 from lockgate.engine.checkpointing.messages import SubtaskId
 from lockgate.engine.errors import JobError
 from lockgate.engine.io.driver_side import DriverLink
+from lockgate.engine.runtime.executors.byte_links import connect_link
 from lockgate.engine.runtime.executors.control_messages import (
     AttemptFailed,
     Connect,
@@ -179,6 +180,7 @@ class WorkerSession:
         self._start = anyio.Event()
         self._connect = anyio.Event()
         self._reported = False
+        self._held: list[ToSubtask] | None = []
         self._heartbeat = 0.5
 
     def post(self, message: Any) -> None:
@@ -268,6 +270,7 @@ class WorkerSession:
                         ref = system.spawn(subtask, name=subtask.display_name, doorbell=doorbell)
                         self._refs[subtask.settings.subtask_id] = ref
                         self._actors.append(subtask)
+                    self._deliver_held()
             except ActorCrashed as crash:  # reported before its connections close: the cause
                 self.post(self._failed(crash))
                 self._reported = True
@@ -313,7 +316,16 @@ class WorkerSession:
                 return
             self._on_message(message)
 
-    def _on_message(self, message: Any) -> None:
+    def _deliver_held(self) -> None:
+        # What came for the subtasks between Start and their spawning, in order.
+        held, self._held = self._held, None
+        for message in held or ():
+            self._to_subtask(message)
+
+    def _to_subtask(self, message: ToSubtask) -> None:
+        if self._held is not None:  # not spawned yet: the coordinator knew them first
+            self._held.append(message)
+            return
         match message:
             case ToSubtask(subtask=subtask, message=StopActor()):
                 self._refs[subtask].stop()
@@ -321,6 +333,11 @@ class WorkerSession:
                 # A subtask that stopped since needs nothing more: the driver learns of its end.
                 with contextlib.suppress(ActorStopped):
                     self._refs[subtask].tell_control(inner)
+
+    def _on_message(self, message: Any) -> None:
+        match message:
+            case ToSubtask():
+                self._to_subtask(message)
             case Connect():
                 self._connect.set()
             case Start():
@@ -356,7 +373,7 @@ def _exit_with_parent() -> None:
 
 async def serve(path: str, worker: int) -> None:
     """Connect to the driver at Unix socket ``path`` and run worker ``worker``'s session."""
-    frames = FrameStream(await anyio.connect_unix(path))
+    frames = FrameStream(await connect_link(path))
     calls = BlockingCalls(path, worker)
     try:
         await WorkerSession(frames, calls, worker).run()
