@@ -40,7 +40,7 @@ from lockgate.actors import (
     single_error,
 )
 from lockgate.engine.checkpointing.messages import SubtaskId
-from lockgate.engine.errors import JobError
+from lockgate.engine.errors import ConnectionLost, JobError
 from lockgate.engine.io.driver_side import DriverLink
 from lockgate.engine.runtime.executors.byte_links import connect_link
 from lockgate.engine.runtime.executors.control_messages import (
@@ -181,6 +181,7 @@ class WorkerSession:
         self._connect = anyio.Event()
         self._reported = False
         self._held: list[ToSubtask] | None = []
+        self._stopped: set[SubtaskId] = set()
         self._heartbeat = 0.5
 
     def post(self, message: Any) -> None:
@@ -256,6 +257,20 @@ class WorkerSession:
             listening=lambda: self.post(Listening()),
             connect_now=self._connect.wait,
         )
+        try:
+            await self._run_connected(deployment, coordinator, connections)
+        except ConnectionLost:
+            if not self._stopping:
+                raise
+            # Stopped by the coordinator: a peer whose subtasks stopped first closed its
+            # connection while channels were open (a stop ends no channel), as it may.
+
+    async def _run_connected(
+        self,
+        deployment: WorkerDeployment,
+        coordinator: ActorRef[Any],
+        connections: dict[int, Connection],
+    ) -> None:
         async with contextlib.AsyncExitStack() as stack:
             for connection in connections.values():  # closed, unless entered below
                 stack.push_async_callback(connection.aclose)
@@ -275,6 +290,11 @@ class WorkerSession:
                 self.post(self._failed(crash))
                 self._reported = True
                 raise
+
+    @property
+    def _stopping(self) -> bool:
+        # Whether the coordinator told every subtask of this worker to stop.
+        return bool(self._refs) and self._stopped >= set(self._refs)
 
     def _build(
         self,
@@ -328,6 +348,7 @@ class WorkerSession:
             return
         match message:
             case ToSubtask(subtask=subtask, message=StopActor()):
+                self._stopped.add(subtask)
                 self._refs[subtask].stop()
             case ToSubtask(subtask=subtask, message=inner):
                 # A subtask that stopped since needs nothing more: the driver learns of its end.
