@@ -185,8 +185,12 @@ class WorkerSession:
         self._heartbeat = 0.5
 
     def post(self, message: Any) -> None:
-        """Send ``message`` to the driver, after those posted before it."""
-        self._outgoing.send_nowait(message)
+        """Send ``message`` to the driver, after those posted before it.
+
+        After the attempt's outcome nothing more is sent (a last heartbeat is dropped).
+        """
+        with contextlib.suppress(anyio.ClosedResourceError):
+            self._outgoing.send_nowait(message)
 
     async def call_driver(
         self, target: int, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]
