@@ -236,7 +236,7 @@ class ExecutorError(EngineError):
     """The job cannot run on the executor it was given; raised before it starts.
 
     The message says what (checkpoint storage the workers cannot reach, a clock they cannot
-    share, an edge between workers the data plane cannot carry yet) and what to do.
+    share) and what to do.
     """
 
 
