@@ -18,9 +18,10 @@ from typing import Any
 
 import cloudpickle  # type: ignore[import-untyped]
 
+from lockgate.engine.errors import JobError
 from lockgate.engine.io.driver_side import DriverLink, DriverSide
 
-__all__ = ["DriverObjects", "WorkerCopies", "dumps", "loads", "ship"]
+__all__ = ["DriverObjects", "WorkerCopies", "dumps", "loads", "ship", "shippable"]
 
 _REFERENCE = "lockgate.driver-side"
 
@@ -155,3 +156,14 @@ def dumps(value: Any) -> bytes:
 def loads(data: bytes) -> Any:
     """Unpickle a protocol message."""
     return pickle.loads(data)
+
+
+def shippable(error: Exception) -> Exception:
+    """``error`` if it survives pickling (``__cause__`` too), or a ``JobError`` saying it."""
+    try:
+        loads(dumps(error))
+    except Exception:  # an attribute that cannot be pickled, or a class that cannot be found
+        described = JobError(f"{type(error).__name__}: {error}")
+        described.__notes__ = list(getattr(error, "__notes__", []))
+        return described
+    return error

@@ -21,9 +21,7 @@ import itertools
 import math
 import os
 import signal
-import socket
 import sys
-import threading
 import traceback
 from collections.abc import Callable
 from typing import Any
@@ -40,7 +38,7 @@ from lockgate.actors import (
     single_error,
 )
 from lockgate.engine.checkpointing.messages import SubtaskId
-from lockgate.engine.errors import ConnectionLost, JobError
+from lockgate.engine.errors import ConnectionLost
 from lockgate.engine.io.driver_side import DriverLink
 from lockgate.engine.runtime.executors.byte_links import connect_link
 from lockgate.engine.runtime.executors.control_messages import (
@@ -59,15 +57,16 @@ from lockgate.engine.runtime.executors.control_messages import (
     ToSubtask,
     WorkerFinished,
 )
-from lockgate.engine.runtime.executors.frames import FrameStream, decode_length, encode_frame
+from lockgate.engine.runtime.executors.driver_calls import BlockingCalls, DriverAnswer
+from lockgate.engine.runtime.executors.frames import FrameStream
 from lockgate.engine.runtime.executors.peers import PeerEnds, connect_peers
-from lockgate.engine.runtime.executors.shipping import WorkerCopies, dumps, loads
+from lockgate.engine.runtime.executors.shipping import WorkerCopies, shippable
 from lockgate.engine.runtime.executors.worker_deployment import WorkerDeployment
 from lockgate.engine.runtime.job.deployment import Deployment, deploy
 from lockgate.engine.runtime.network.transport import Connection
 from lockgate.engine.runtime.subtask.actor import SubtaskActor
 
-__all__ = ["WorkerSession", "main", "shippable"]
+__all__ = ["WorkerSession", "main"]
 
 _PR_SET_PDEATHSIG = 1
 _LOST = (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError, OSError)
@@ -83,64 +82,6 @@ class _CoordinatorProxy(Actor[Any]):
 
     async def on_control(self, message: Any) -> None:
         self._post(ToCoordinator(message))
-
-
-class _Answer:
-    """The answer to one call to the driver: set once, awaited once."""
-
-    def __init__(self) -> None:
-        self._given = anyio.Event()
-        self._value: Any = None
-        self._error: BaseException | None = None
-
-    def give(self, value: Any, error: BaseException | None) -> None:
-        self._value, self._error = value, error
-        self._given.set()
-
-    async def wait(self) -> Any:
-        await self._given.wait()
-        if self._error is not None:
-            raise self._error
-        return self._value
-
-
-class BlockingCalls:
-    """The worker's second connection: calls that block until the driver answered.
-
-    One call at a time (a lock orders callers), each a ``DriverCall`` frame answered by one
-    ``DriverReply`` frame, on a plain blocking socket: the event loop waits for the answer.
-    """
-
-    def __init__(self, path: str, worker: int) -> None:
-        self._socket = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._socket.connect(path)
-        self._lock = threading.Lock()
-        self._send(Hello(worker, os.getpid(), channel="calls"))
-
-    def call(self, target: int, method: str, args: tuple[Any, ...]) -> Any:
-        """Run ``method(*args)`` on object ``target`` in the driver; its result."""
-        with self._lock:
-            self._send(DriverCall(0, target, method, args))
-            reply: DriverReply = loads(self._receive(decode_length(self._receive(4))))
-        if reply.error is not None:
-            raise reply.error
-        return reply.value
-
-    def close(self) -> None:
-        """Close the connection."""
-        self._socket.close()
-
-    def _send(self, message: Any) -> None:
-        self._socket.sendall(encode_frame(dumps(message)))
-
-    def _receive(self, size: int) -> bytes:
-        data = bytearray()
-        while len(data) < size:
-            chunk = self._socket.recv(size - len(data))
-            if not chunk:
-                raise JobError("the driving process closed the connection of blocking calls")
-            data += chunk
-        return bytes(data)
 
 
 class _Link(DriverLink):
@@ -175,7 +116,7 @@ class WorkerSession:
         self._written = anyio.Event()
         self._refs: dict[SubtaskId, ActorRef[Any]] = {}
         self._actors: list[SubtaskActor] = []
-        self._replies: dict[int, _Answer] = {}
+        self._replies: dict[int, DriverAnswer] = {}
         self._call_ids = itertools.count()
         self._start = anyio.Event()
         self._connect = anyio.Event()
@@ -197,7 +138,7 @@ class WorkerSession:
     ) -> Any:
         """Run ``method`` on ``DriverSide`` object ``target`` in the driver; its answer."""
         call_id = next(self._call_ids)
-        self._replies[call_id] = answer = _Answer()
+        self._replies[call_id] = answer = DriverAnswer()
         self.post(DriverCall(call_id, target, method, args, kwargs))
         return await answer.wait()
 
@@ -376,17 +317,6 @@ class WorkerSession:
         while True:
             self.post(self._heartbeat_now())
             await anyio.sleep(self._heartbeat)
-
-
-def shippable(error: Exception) -> Exception:
-    """``error`` if it survives pickling (``__cause__`` too), or a ``JobError`` saying it."""
-    try:
-        loads(dumps(error))
-    except Exception:  # an attribute that cannot be pickled, or a class that cannot be found
-        described = JobError(f"{type(error).__name__}: {error}")
-        described.__notes__ = list(getattr(error, "__notes__", []))
-        return described
-    return error
 
 
 def _exit_with_parent() -> None:

@@ -41,8 +41,7 @@ from lockgate.engine.runtime.executors.control_messages import (
     WorkerFinished,
 )
 from lockgate.engine.runtime.executors.frames import FrameStream
-from lockgate.engine.runtime.executors.shipping import DriverObjects
-from lockgate.engine.runtime.executors.worker import shippable
+from lockgate.engine.runtime.executors.shipping import DriverObjects, shippable
 from lockgate.engine.runtime.metrics import SubtaskMetrics
 from lockgate.engine.runtime.subtask.state_query import QueryState
 

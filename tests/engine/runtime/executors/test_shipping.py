@@ -11,8 +11,13 @@ import pytest
 
 from lockgate.engine import JobError, OperatorError
 from lockgate.engine.runtime.executors.frames import decode_length, encode_frame
-from lockgate.engine.runtime.executors.shipping import DriverObjects, dumps, loads, ship
-from lockgate.engine.runtime.executors.worker import shippable
+from lockgate.engine.runtime.executors.shipping import (
+    DriverObjects,
+    dumps,
+    loads,
+    ship,
+    shippable,
+)
 
 
 def test_an_operator_error_travels_with_its_attributes_and_its_cause() -> None:
