@@ -96,7 +96,17 @@ class WorkerLink(Actor[Any]):
         self._timeout = heartbeat_timeout
         self._heard = anyio.Event()
         self._calls_done = anyio.Event()
+        self._stopped: set[SubtaskId] = set()
         self._outgoing, self._outbox = anyio.create_memory_object_stream[Any](math.inf)
+
+    def stop(self, subtask: SubtaskId) -> None:
+        """Stop ``subtask`` of this worker (the coordinator stopped its ``RemoteSubtask``)."""
+        self._stopped.add(subtask)
+        self.send(ToSubtask(subtask, StopActor()))
+
+    @property
+    def _all_stopped(self) -> bool:
+        return len(self._stopped) >= len(self.end.subtasks)
 
     def send(self, message: Any) -> None:
         """Send ``message`` to the worker, after those sent before it."""
@@ -157,6 +167,8 @@ class WorkerLink(Actor[Any]):
                 self.listening.set()
                 self.deployed.set()
                 return True
+            case AttemptFailed(error=ConnectionLost()) if self._all_stopped:
+                return True  # stopping: a peer that stopped first closed its connection
             case AttemptFailed(error=ConnectionLost()):
                 group.start_soon(self._fail_after_the_cause, message)
             case AttemptFailed(actor=actor, error=error):
@@ -284,7 +296,7 @@ class RemoteSubtask(Actor[Any]):
     async def run(self) -> None:
         """Forward control messages until stopped; then stop the subtask."""
         await super().run()
-        self._link.send(ToSubtask(self._subtask, StopActor()))
+        self._link.stop(self._subtask)
 
     async def on_control(self, message: Any) -> None:
         """Forward ``message`` to the subtask (state queries are not answered there yet)."""
