@@ -68,6 +68,7 @@ bench: install-examples
 	$(BIN)/python bench/event_time.py
 	$(BIN)/python bench/windows.py
 	$(BIN)/python bench/simulation.py
+	$(BIN)/python bench/transport.py
 
 clean:
 	rm -rf $(VENV) .typecheck build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import socket
 from collections.abc import AsyncIterator, Iterable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
 from dataclasses import dataclass
 from types import TracebackType
 
 import anyio
-from anyio.abc import ByteStream, TaskGroup
+import anyio.lowlevel
+from anyio.abc import ByteStream, SocketAttribute, TaskGroup
 
 from lockgate.actors import Channel, Doorbell, single_error
 from lockgate.engine.checkpointing.channel_state import ChannelId
@@ -50,6 +52,13 @@ class ConnectionStatistics:
     receiving: tuple[ReceivingStatistics, ...]
 
 
+def _first_cause(errors: BaseExceptionGroup[BaseException]) -> BaseException:
+    # A body that fails tears down the connections around it, so the peers' ends close:
+    # ConnectionLost beside another error is its consequence, not news.
+    _, causes = errors.split(ConnectionLost)
+    return single_error(causes or errors)
+
+
 class Connection:
     """Many channels between two workers, both ways, over one byte stream.
 
@@ -84,6 +93,10 @@ class Connection:
         self._room = Doorbell()
         self._eof_sent = anyio.Event()
         self._peer_done = anyio.Event()
+        self._stopping = self._failed = False
+        raw = stream.extra(SocketAttribute.raw_socket, None)
+        # Only a stream on a plain socket reads it itself (transports read for the others).
+        self._socket: socket.socket | None = raw if type(raw) is socket.socket else None
         self._context: AbstractAsyncContextManager[Connection] | None = None
         self._frames_sent = self._bytes_sent = self._writes = 0
         self._frames_received = self._bytes_received = 0
@@ -164,17 +177,25 @@ class Connection:
         try:
             async with anyio.create_task_group() as group:
                 self._start(group)
-                yield self
-                await self._finish()
-                group.cancel_scope.cancel()
+                try:
+                    yield self
+                    await self._finish()
+                finally:
+                    self._stop_reading()
+                    group.cancel_scope.cancel()
         except BaseExceptionGroup as errors:
-            # Raised as itself, keeping its own __cause__ (a subtask's ActorCrashed keeps the
-            # operator's error): "from None" would replace it.
-            error = single_error(errors)
-            error.__suppress_context__ = True
-            raise error  # noqa: B904 - its cause is its own, set where it was first raised
+            raise _first_cause(errors) from None
         finally:
             await self.aclose()
+
+    def _stop_reading(self) -> None:
+        # The reader's receive is shielded (anyio's raw-socket streams on asyncio must not
+        # have a read cancelled while the socket turns readable: the loop then resolves a
+        # cancelled future). Shutting the socket for reading ends that receive instead.
+        self._stopping = True
+        if self._socket is not None:
+            with suppress(OSError):
+                self._socket.shutdown(socket.SHUT_RD)
 
     def _start(self, group: TaskGroup) -> None:
         for end in self._receiving.values():
@@ -195,21 +216,32 @@ class Connection:
             await self._peer_done.wait()
 
     async def _read(self) -> None:
-        stream, reader = self._stream, self._reader
+        stream, reader, shielded = self._stream, self._reader, self._socket is not None
         data = b""
         while True:
-            for frame in reader.feed(data):
-                self._dispatch(frame)
             try:
-                data = await stream.receive(READ_SIZE)
+                for frame in reader.feed(data):
+                    self._dispatch(frame)
+            except TransportProtocolError as error:
+                self._fail_sending(str(error))  # nothing more goes out on this connection
+                raise
+            await anyio.lowlevel.checkpoint_if_cancelled()
+            try:
+                with anyio.CancelScope(shield=shielded):
+                    data = await stream.receive(READ_SIZE)
             except anyio.EndOfStream:
-                self._lost("the peer closed it")
-                self._peer_done.set()
+                self._peer_closed()
                 return
             except _BROKEN as error:
-                self._lost(f"it broke: {error!r}")
+                if not self._stopping:
+                    self._lost(f"it broke: {error!r}")
                 return
             self._bytes_received += len(data)
+
+    def _peer_closed(self) -> None:
+        if not self._stopping:
+            self._lost("the peer closed it")
+        self._peer_done.set()
 
     def _dispatch(self, frame: Frame) -> None:
         self._frames_received += 1
@@ -261,17 +293,22 @@ class Connection:
 
     def _lost(self, cause: str) -> None:
         open_edges = self.open_edges()
-        if not open_edges:
-            return  # every channel has ended: the connection has nothing left to carry
+        if not open_edges or self._failed:
+            return  # nothing left to carry, or the reader or writer already said so
+        self._failed = True
         edges = ", ".join(str(edge) for edge in open_edges)
         message = (
             f"the connection '{self.name}' to worker '{self.peer}' was lost ({cause}) while "
             f"{edges} had not ended; the attempt fails, and its restart strategy decides "
             "whether it runs again (see the peer's log for why it went away)"
         )
+        self._fail_sending(message)
+        raise ConnectionLost(message)
+
+    def _fail_sending(self, message: str) -> None:
+        self._failed = True
         for end in self._sending.values():
             end.fail(f"channel '{end.name}' ({end.channel_id}): {message}")
-        raise ConnectionLost(message)
 
     def _unknown(self, frame: Frame) -> TransportProtocolError:
         return TransportProtocolError(

@@ -26,6 +26,7 @@ from lockgate.engine.errors import TransportProtocolError
 __all__ = [
     "HEADER",
     "MAX_FRAME",
+    "MAX_PAYLOAD",
     "NO_CHANNEL",
     "Frame",
     "FrameKind",
@@ -41,6 +42,9 @@ HEADER = struct.Struct("!IBIIIQ")
 _AFTER_LENGTH = HEADER.size - 4
 MAX_FRAME = 1 << 30
 """The largest frame a reader accepts (1 GiB): anything longer is a broken stream."""
+
+MAX_PAYLOAD = MAX_FRAME - _AFTER_LENGTH
+"""The largest payload a frame carries."""
 
 NO_CHANNEL = ChannelId(0, 0, 0)
 

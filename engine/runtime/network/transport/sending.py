@@ -9,12 +9,16 @@ import anyio
 
 from lockgate.actors import Channel, Doorbell, MailboxClosed, MailboxFull, MailboxStatistics
 from lockgate.engine.checkpointing.channel_state import ChannelId
-from lockgate.engine.errors import ConnectionLost
+from lockgate.engine.errors import ConnectionLost, TransportError
 from lockgate.engine.events import ChannelItem, CheckpointBarrier, EndOfInput, item_size
 from lockgate.engine.runtime.network.transport.codec import encode_item, encode_priority
 from lockgate.engine.runtime.network.transport.credits import CreditStatistics, SendCredits
 from lockgate.engine.runtime.network.transport.frame_queue import FrameQueue
-from lockgate.engine.runtime.network.transport.frames import FrameKind, out_of_sequence
+from lockgate.engine.runtime.network.transport.frames import (
+    MAX_PAYLOAD,
+    FrameKind,
+    out_of_sequence,
+)
 
 __all__ = ["SendingChannel", "SendingStatistics"]
 
@@ -182,7 +186,20 @@ class SendingChannel(Channel[ChannelItem]):
         encoded = self._encoded
         if encoded is not None and encoded[0] is item:
             return encoded[1], encoded[2]
-        kind, payload = encode_item(item)
+        try:
+            kind, payload = encode_item(item)
+        except Exception as error:
+            raise TransportError(
+                f"channel '{self.name}': a batch cannot be pickled to cross to another "
+                f"process ({error!r}); make its records picklable (plain data, classes "
+                "defined at module level)"
+            ) from error
+        if len(payload) > MAX_PAYLOAD:
+            raise TransportError(
+                f"channel '{self.name}': a batch of {item_size(item)} records pickles to "
+                f"{len(payload):,} bytes, more than a frame holds ({MAX_PAYLOAD:,}); "
+                "lower the job's batch_size"
+            )
         self._encoded = (item, kind, payload)
         return kind, payload
 

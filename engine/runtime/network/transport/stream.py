@@ -12,7 +12,9 @@ one attempt (``secrets.token_bytes``).
 from __future__ import annotations
 
 import hmac
+import os
 import struct
+from contextlib import suppress
 from dataclasses import dataclass
 from types import TracebackType
 from typing import cast
@@ -92,8 +94,11 @@ class DataPlaneListener:
         return await _open(stream, self._token, self.name, self._timeout, accepting=True)
 
     async def aclose(self) -> None:
-        """Stop listening."""
+        """Stop listening; a Unix socket's file is removed."""
         await self._listener.aclose()
+        if self.address.scheme == "unix":
+            with suppress(FileNotFoundError):
+                os.unlink(self.address.path)
 
     async def __aenter__(self) -> DataPlaneListener:
         return self

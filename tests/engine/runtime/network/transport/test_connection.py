@@ -10,7 +10,7 @@ import pytest
 from lockgate.actors import MailboxClosed, MailboxFull
 from lockgate.engine import CheckpointBarrier, EndOfInput, ManualClock, Watermark
 from lockgate.engine.checkpointing.channel_state import ChannelId
-from lockgate.engine.errors import ConnectionLost, TransportProtocolError
+from lockgate.engine.errors import ConnectionLost, TransportError, TransportProtocolError
 from lockgate.engine.events import WatermarkStatus
 from lockgate.engine.runtime.network.output_gate import OutputGate
 from lockgate.engine.runtime.network.partitioners import ForwardPartitioner
@@ -222,3 +222,80 @@ def refused(sending: SendingChannel, item: Any) -> bool:
     except MailboxFull:
         return True
     return False
+
+
+@pytest.mark.parametrize("scheme", ["unix", "tcp"])
+async def test_a_failure_inside_the_connections_is_raised_as_itself(scheme: str) -> None:
+    async with connection_pair(scheme) as (producer_end, consumer_end):
+        producer_end.open_sending(EDGE, capacity=4)
+        consumer_end.open_receiving(EDGE, Consumer(4).channel, on_overtaken=Overtaken())
+
+        with pytest.raises(KeyError, match="a subtask failed"):
+            async with producer_end, consumer_end:  # the peers' ends close: no news
+                raise KeyError("a subtask failed")
+
+
+@pytest.mark.parametrize("scheme", ["unix", "tcp"])
+def test_a_connection_on_uvloop_carries_its_channel_and_stops(scheme: str) -> None:
+    async def main() -> None:
+        consumer = Consumer(capacity=4)
+        async with connection_pair(scheme) as (producer_end, consumer_end):
+            sending = producer_end.open_sending(EDGE, capacity=4)
+            consumer_end.open_receiving(EDGE, consumer.channel, on_overtaken=Overtaken())
+            with anyio.fail_after(10), pytest.raises(KeyError):  # stopping with channels open
+                async with producer_end, consumer_end:
+                    await sending.send([1, 2])
+                    assert await consumer.take() == [1, 2]
+                    raise KeyError("stop")
+
+    anyio.run(main, backend="asyncio", backend_options={"use_uvloop": True})
+
+
+async def test_the_wait_for_credits_is_the_output_gates_backpressured_time() -> None:
+    clock, consumer = ManualClock(), Consumer(capacity=2)
+    async with connection_pair() as (producer_end, consumer_end):
+        sending = producer_end.open_sending(EDGE, capacity=2)
+        consumer_end.open_receiving(EDGE, consumer.channel, on_overtaken=Overtaken())
+        partition = OutputPartition(ForwardPartitioner(), [sending], [EDGE])
+        gate = OutputGate([partition], batch_size=2, clock=clock)
+        async with producer_end, consumer_end, anyio.create_task_group() as group:
+            group.start_soon(emit_and_end, gate, [1, 2, 3, 4])
+            await wait_until(lambda: sent(sending) == 1 and blocked(sending))
+            clock.advance(2.5)
+
+            assert gate.backpressured_time == 2.5
+            await consumer.take_to_the_end()
+
+
+async def test_a_record_that_cannot_be_pickled_is_refused_naming_the_channel() -> None:
+    async with connection_pair() as (producer_end, consumer_end):
+        sending = producer_end.open_sending(EDGE, capacity=2)
+        consumer_end.open_receiving(EDGE, Consumer(2).channel, on_overtaken=Overtaken())
+
+        with pytest.raises(TransportError, match=r"channel 'edge1\[0->0\]'.*make its records"):
+            sending.send_nowait([lambda: None])
+
+
+async def test_a_peer_that_breaks_the_protocol_fails_every_sending_end() -> None:
+    stray = ChannelId(9, 0, 0)
+    async with connection_pair() as (producer_end, consumer_end):
+        sending = producer_end.open_sending(EDGE, capacity=2)
+        consumer_end.open_receiving(EDGE, Consumer(2).channel, on_overtaken=Overtaken())
+        consumer_end.open_receiving(stray, Consumer(2, stray).channel, on_overtaken=Overtaken())
+        with pytest.raises(ConnectionLost):
+            async with consumer_end:
+                with pytest.raises(TransportProtocolError, match="not open here"):
+                    async with producer_end:
+                        await anyio.sleep_forever()  # until the credit for edge 9 comes
+                await anyio.sleep_forever()
+
+        with pytest.raises(ConnectionLost, match="not open here"):
+            sending.send_nowait([1])
+
+
+async def test_a_unix_listener_removes_its_socket_file_when_it_stops() -> None:
+    async with listening("unix") as listener:
+        path = anyio.Path(listener.address.path)
+        assert await path.exists()
+
+    assert not await path.exists()
