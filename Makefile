@@ -19,7 +19,7 @@ install: $(BIN)/python
 	$(UV) pip install --quiet --python $(BIN)/python --compile-bytecode -e .
 
 install-examples: $(BIN)/python
-	$(UV) pip install --quiet --python $(BIN)/python --compile-bytecode -e ".[examples]"
+	$(UV) pip install --quiet --python $(BIN)/python --compile-bytecode -e ".[examples,web,cli]"
 
 install-dev: $(BIN)/python
 	$(UV) pip install --quiet --python $(BIN)/python --compile-bytecode -e ".[dev]"
@@ -68,7 +68,10 @@ bench: install-examples
 	$(BIN)/python bench/event_time.py
 	$(BIN)/python bench/windows.py
 	$(BIN)/python bench/simulation.py
+	$(BIN)/python bench/metrics.py
+	$(BIN)/python bench/rest_polling.py
 	$(BIN)/python bench/transport.py
+	$(BIN)/python bench/ingress.py
 
 clean:
 	rm -rf $(VENV) .typecheck build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -14,7 +14,13 @@ from lockgate.engine import TypeCodec
 from lockgate.engine.io.driver_side import DriverSide, on_driver
 from lockgate.engine.io.record_chunks import pickled_in_chunks, unpickled_chunks
 from lockgate.engine.io.sinks import Sink, SinkContext, SinkWriter, TwoPhaseCommitSink
-from lockgate.engine.io.sources import Source, SourceContext, SourceReader, SourceSplit
+from lockgate.engine.io.sources import (
+    Source,
+    SourceContext,
+    SourceProgress,
+    SourceReader,
+    SourceSplit,
+)
 from lockgate.engine.testing import AwaitCheckpoint, FailOnce
 
 __all__ = ["CollectSink", "CollectTransaction", "CollectionSource", "PrintSink"]
@@ -47,6 +53,7 @@ class CollectionSource(Source[T]):
             elements if isinstance(elements, Sequence) else list(elements)
         )
         self._has_sentinels = _holds_sentinels(self._elements)
+        self._readers: dict[int, _CollectionReader[Any]] = {}
 
     def create_splits(self, parallelism: int) -> list[SourceSplit]:
         """Return ``parallelism`` contiguous ranges, fewer if there are fewer elements.
@@ -67,9 +74,16 @@ class CollectionSource(Source[T]):
         size = len(self._elements)
         cursors = [_RangeCursor.from_split(split, size, context) for split in splits]
         elements = cast(Sequence[T], self._elements)
-        if self._has_sentinels:
-            return _SentinelCollectionReader(elements, cursors)
-        return _CollectionReader(elements, cursors)
+        reader_type = _SentinelCollectionReader if self._has_sentinels else _CollectionReader
+        reader: _CollectionReader[T] = reader_type(elements, cursors)
+        self._readers[context.subtask_index] = reader
+        return reader
+
+    def progress(self) -> SourceProgress:
+        """The elements the latest reader of each subtask has read, of all the elements."""
+        total = len(self._elements)
+        left = sum(reader.remaining for reader in self._readers.values())
+        return SourceProgress(total - left if self._readers else 0, total, "records")
 
     def __repr__(self) -> str:
         sentinels = " with failure sentinels" if self._has_sentinels else ""
@@ -153,6 +167,11 @@ class _CollectionReader(SourceReader[T]):
     def snapshot_splits(self) -> list[SourceSplit]:
         """Return every assigned range with the index after the last element returned."""
         return [cursor.to_split() for cursor in self._cursors]
+
+    @property
+    def remaining(self) -> int:
+        """How many elements of its ranges it has not returned yet."""
+        return sum(cursor.end - cursor.next for cursor in self._cursors)
 
     def _unfinished_cursor(self) -> _RangeCursor | None:
         while self._current < len(self._cursors):

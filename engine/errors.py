@@ -35,6 +35,8 @@ EngineError
 ├── SourceError                a source cannot do what was asked (bad split, bad position)
 ├── QueryStateError            job.query_state() cannot answer: an unknown uid or state, an
 │                              operator without keyed state, or a job that is not running
+├── UnknownJob                 a JobRegistry (the REST API's jobs) has no job of that name
+│                              (also a ``LookupError``)
 ├── AsyncioRequired            a connector or storage whose client library runs on asyncio
 │                              only was started on another event loop (trio); not retried
 ├── BarrierProtocolError       a channel broke the barrier protocol (also a ``ValueError``)
@@ -78,6 +80,7 @@ __all__ = [
     "StateEncodingError",
     "TransportError",
     "TransportProtocolError",
+    "UnknownJob",
     "UnsupportedCheckpointStorage",
     "UnsupportedCheckpointVersion",
     "WorkerLost",
@@ -237,6 +240,13 @@ class ExecutorError(EngineError):
 
     The message says what (checkpoint storage the workers cannot reach, a clock they cannot
     share) and what to do.
+    """
+
+
+class UnknownJob(EngineError, LookupError):
+    """A ``JobRegistry`` has no job of that name; the message lists the names it has.
+
+    The REST API answers it with 404 and the same message.
     """
 
 

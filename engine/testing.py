@@ -7,6 +7,8 @@
 - ``RecordingTwoPhaseCommitSink``: a two-phase-commit sink that records every call and shows
   exactly which records committed, so exactly-once can be asserted as exact lists.
 - ``ManualClock``: a clock that moves only when the test advances it.
+- ``LoopLagMonitor``: a task that measures how late the event loop wakes its 1 ms sleeps,
+  so a test can show that a job never stalls the service it runs in (``LoopLag``: p99, max).
 
 Exactly-once is tested as Flink does: inject a failure once, after at least one completed
 checkpoint, assert ``fail.fired`` (so a test cannot pass without failing), and compare the
@@ -24,11 +26,14 @@ from lockgate.engine.io.record_chunks import pickled_in_chunks, unpickled_chunks
 from lockgate.engine.io.sinks import SinkContext, TwoPhaseCommitSink
 from lockgate.engine.io.transactions import TransactionStatus
 from lockgate.engine.time.clock import ManualClock
+from lockgate.engine.time.loop_lag import LoopLag, LoopLagMonitor
 
 __all__ = [
     "AwaitCheckpoint",
     "FailOnce",
     "InjectedFailure",
+    "LoopLag",
+    "LoopLagMonitor",
     "ManualClock",
     "RecordingTransaction",
     "RecordingTwoPhaseCommitSink",

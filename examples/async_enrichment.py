@@ -125,9 +125,18 @@ class Summary(NamedTuple):
 
 
 async def enrich(
-    count: int, output: Path, *, capacity: int = 2_000, latency: float = 0.5
+    count: int,
+    output: Path,
+    *,
+    capacity: int = 2_000,
+    latency: float = 0.5,
+    call_timeout: float = 10.0,
 ) -> Summary:
-    """Enrich ``count`` events into part files in ``output``; return what was committed."""
+    """Enrich ``count`` events into part files in ``output``; return what was committed.
+
+    A call that takes longer than ``call_timeout`` seconds is retried, so the service may see more
+    requests than events; an unknown user's is never retried.
+    """
     service = ProfileService(latency)
     sink = FileSink(output / "enriched", format="jsonl")
     unknown = FileSink(output / "unknown-users", format="jsonl")
@@ -139,7 +148,7 @@ async def enrich(
             enriched = env.from_source(CollectionSource(events(count)), uid="purchases").async_map(
                 Enrich(session, base),
                 capacity=capacity,
-                timeout=10.0,
+                timeout=call_timeout,
                 retry=AsyncRetry(
                     attempts=3,
                     initial_backoff=0.05,

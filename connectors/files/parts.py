@@ -71,6 +71,9 @@ class FileTransaction:
     Part ``n`` is ``.<stem>-<n><ext>.inprogress`` while written, ``.<stem>-<n><ext>.pending``
     once pre-committed and ``<stem>-<n><ext>`` once committed, where ``<stem>`` is
     ``part-<uid>-<subtask>-<fence>``. Checkpoints store it, so it holds names, never files.
+    ``inherited`` names (``WriterId.token``) the ended writers whose leftovers its writer had
+    not removed yet when it began it: whoever restores it removes them, so a writer killed
+    before its cleanup passes that duty on.
     """
 
     directory: str
@@ -79,6 +82,7 @@ class FileTransaction:
     fence: str
     extension: str
     parts: list[int] = field(default_factory=list)
+    inherited: list[str] = field(default_factory=list)
 
     def final_path(self, part: int) -> Path:
         """Where part ``part`` is visible once committed."""
@@ -92,6 +96,11 @@ class FileTransaction:
     def writer(self) -> WriterId:
         """The writer that began this transaction."""
         return WriterId(self.uid, self.subtask, self.fence)
+
+    @property
+    def inherited_writers(self) -> list[WriterId]:
+        """The ended writers whose leftovers are still to be removed (see the class)."""
+        return [WriterId.of_token(self.uid, token) for token in self.inherited]
 
     @property
     def record(self) -> CommitRecord:
@@ -181,6 +190,7 @@ class PartFiles:
         self._size = 0
         self._opened_at = 0.0
         self._lock: WriterLock | None = None
+        self._inherited: list[str] = []
 
     @property
     def key(self) -> tuple[str, int]:
@@ -206,7 +216,9 @@ class PartFiles:
         self.fence = new_fence(used)
         self._lock = WriterLock.acquire(self.writer.path(self.directory, "lock"))
         self.remove_ended_in_progress()
-        return frozenset(writer for writer in restored if not self._is_running(writer))
+        predecessors = frozenset(writer for writer in restored if not self._is_running(writer))
+        self._inherited = sorted(writer.token for writer in predecessors)
+        return predecessors
 
     def stop(self, *, finished: bool) -> None:
         """Release the lock; once ``finished`` (all committed) drop the commit record too.
@@ -226,7 +238,12 @@ class PartFiles:
     def begin(self) -> FileTransaction:
         """Return a new, empty transaction of this writer."""
         return FileTransaction(
-            str(self.directory), self.uid, self.context.subtask_index, self.fence, self.extension
+            str(self.directory),
+            self.uid,
+            self.context.subtask_index,
+            self.fence,
+            self.extension,
+            inherited=list(self._inherited),
         )
 
     def encoded(self, records: list[Any]) -> list[bytes]:
@@ -291,6 +308,7 @@ class PartFiles:
             names = files.get(writer, [])
             self._unlink(name for name in names if not name.endswith(".lock"))
             writer.path(self.directory, "lock").unlink(missing_ok=True)
+        self._inherited = []
 
     def _is_running(self, writer: WriterId) -> bool:
         return writer == self.writer or is_held(writer.path(self.directory, "lock"))

@@ -75,7 +75,9 @@ class FileSink(TwoPhaseCommitSink[Any, FileTransaction]):
     the first checkpoint of its attempt completes (when every subtask has committed what it
     restored) it removes every hidden file of the ended writers whose transactions it
     restored: their pending files were pre-committed after the restored checkpoint, by the
-    attempt this one replaces. A writer that ends with everything committed removes its
+    attempt this one replaces; the transactions it begins until then name those ended
+    writers, so if it is killed first, whoever restores its checkpoint removes them too. A
+    writer that ends with everything committed removes its
     record; pending files of ended writers no restored checkpoint names stay, since a
     restore of their own checkpoints may still commit them.
     """
@@ -252,7 +254,8 @@ class _FileSinkWriter(TwoPhaseCommitWriter[Any, FileTransaction]):
 
 def _writers_of(restored_state: Sequence[Any]) -> frozenset[WriterId]:
     log: TransactionLog[FileTransaction] = TransactionLog.from_state(restored_state)
-    return frozenset(txn.writer for txn in [*(txn for _, txn in log.pending), *log.lingering])
+    restored = [*(txn for _, txn in log.pending), *log.lingering]
+    return frozenset(writer for txn in restored for writer in (txn.writer, *txn.inherited_writers))
 
 
 def _commit_blocking(txn: FileTransaction, *, compact: bool) -> None:

@@ -14,7 +14,13 @@ from lockgate.connectors.errors import (
     InvalidSplit,
     UndecodableInput,
 )
-from lockgate.engine.io.sources import Source, SourceContext, SourceReader, SourceSplit
+from lockgate.engine.io.sources import (
+    Source,
+    SourceContext,
+    SourceProgress,
+    SourceReader,
+    SourceSplit,
+)
 
 __all__ = ["FileSource", "StrPath"]
 
@@ -43,6 +49,7 @@ class FileSource(Source[str]):
     ) -> None:
         self._paths = _as_paths(path_or_paths)
         self._encoding = _line_encoding(encoding)
+        self._readers: dict[int, _FileReader] = {}
 
     @property
     def paths(self) -> tuple[str, ...]:
@@ -67,7 +74,20 @@ class FileSource(Source[str]):
             f"{context.parallelism})"
         )
         cursors = [_LineCursor.from_split(split, self._encoding, where) for split in splits]
-        return _FileReader(cursors)
+        reader = self._readers[context.subtask_index] = _FileReader(cursors)
+        return reader
+
+    def progress(self) -> SourceProgress | None:
+        """The bytes the latest reader of each subtask has read, of all the files' bytes.
+
+        ``None`` while a file is missing (the job fails on it then).
+        """
+        try:
+            total = sum(os.path.getsize(path) for path in self._paths)
+        except OSError:
+            return None
+        done = sum(reader.offsets for reader in self._readers.values())
+        return SourceProgress(min(done, total), total, "bytes")
 
     def __repr__(self) -> str:
         return f"<FileSource files={len(self._paths)} encoding={self._encoding!r}>"
@@ -192,6 +212,11 @@ class _FileReader(SourceReader[str]):
     def snapshot_splits(self) -> list[SourceSplit]:
         """Return every assigned file with the byte offset after the last line returned."""
         return [SourceSplit(split_id=c.path, position=c.offset) for c in self._cursors]
+
+    @property
+    def offsets(self) -> int:
+        """The bytes of its files it has read past, together."""
+        return sum(cursor.offset for cursor in self._cursors)
 
     async def close(self) -> None:
         """Close the file being read, if any."""

@@ -30,6 +30,17 @@ class WriterId:
     subtask: int
     fence: str
 
+    @property
+    def token(self) -> str:
+        """``<subtask>-<fence>``: this writer among the writers of its uid (``of_token``)."""
+        return f"{self.subtask}-{self.fence}"
+
+    @classmethod
+    def of_token(cls, uid: str, token: str) -> WriterId:
+        """The writer of ``uid`` that ``token`` names."""
+        subtask, fence = token.split("-")
+        return cls(uid, int(subtask), fence)
+
     def path(self, directory: Path, kind: WriterFile) -> Path:
         """Where this writer's ``kind`` file is in ``directory``."""
         return directory / f".part-{self.uid}-{self.subtask}-{self.fence}.{kind}"

@@ -22,6 +22,8 @@ __all__ = ["IngressSource", "IngressStatistics"]
 
 T = TypeVar("T")
 
+_YIELD_EVERY = 64  # sends accepted one after another before send gives the loop a turn
+
 
 @dataclass(frozen=True, slots=True)
 class IngressStatistics:
@@ -99,6 +101,7 @@ class IngressSource(Source[T], DriverSide):
         self._ttl = idempotency_ttl
         self._turn = 0
         self._hosted: dict[str, SourceReader[T]] = {}  # the readers of worker processes
+        self._sends = 0
 
     @property
     def bounded(self) -> bool:
@@ -117,7 +120,10 @@ class IngressSource(Source[T], DriverSide):
 
         With ``wait_for_commit``, return only once a completed checkpoint covers the record.
         Cancelled before it was accepted, the record is not sent; cancelled while waiting for
-        the commit, it was.
+        the commit, it was. As ``asyncio.Queue.put``, a send that finds room accepts the
+        record without yielding; every 64th send is a checkpoint (it may be cancelled, and
+        the loop's other tasks get a turn), so a service sending in a loop fills the job's
+        batches and starves no other task.
 
         Raises:
             IngressClosed: ``close()`` was called.
@@ -125,8 +131,12 @@ class IngressSource(Source[T], DriverSide):
                 checkpoint covered the record.
         """
         _check_key(idempotency_key)
-        await anyio.lowlevel.checkpoint()
-        log = await self._wait_for_room(record, idempotency_key)
+        self._sends += 1
+        if self._sends % _YIELD_EVERY == 0:
+            await anyio.lowlevel.checkpoint()
+        log = self._route(record, idempotency_key)
+        if log is None or self._buffer.full:
+            log = await self._wait_for_room(record, idempotency_key)
         ticket = self._accept(log, record, idempotency_key, wait_for_commit=wait_for_commit)
         if ticket is not None:
             await ticket.wait_committed()
@@ -279,6 +289,8 @@ class IngressSource(Source[T], DriverSide):
 
     def _least_waiting(self) -> IngressLog[T] | None:
         logs = self._buffer.logs
+        if len(logs) == 1:  # the common case, on every send: no choice to make
+            return logs[0] if self._buffer.is_read(logs[0]) else None
         best: IngressLog[T] | None = None
         for turn in range(self._turn, self._turn + len(logs)):
             log = logs[turn % len(logs)]

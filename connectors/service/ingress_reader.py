@@ -65,6 +65,7 @@ class IngressReader(SourceReader[T]):
         self._context = context
         self._covers: dict[int, dict[str, int]] = {}
         self._by_id = {split.log.split_id: split for split in splits}
+        self._returned = self._read_positions()
         self._turn = 0
 
     async def open(self) -> None:
@@ -76,6 +77,7 @@ class IngressReader(SourceReader[T]):
         while True:
             records = self._take(max_records)
             if records:
+                self._returned = self._read_positions()
                 return records
             if records is None:
                 if self._buffer.closed or not self._splits:
@@ -87,8 +89,17 @@ class IngressReader(SourceReader[T]):
         return [SourceSplit(split.log.split_id, split.position()) for split in self._splits]
 
     def checkpoint_splits(self, checkpoint_id: int, splits: list[SourceSplit]) -> list[SourceSplit]:
-        """Remember what ``checkpoint_id`` covers; add the live idempotency keys before it."""
+        """Remember what ``checkpoint_id`` covers; add the live idempotency keys before it.
+
+        When ``splits`` are the positions after the last batch this reader returned (no
+        batch waits to be delivered), the checkpoint covers the duplicates read since then
+        too: they were left out, so a replay from past them yields the same records, and a
+        retried send whose record was a duplicate returns once this checkpoint completes
+        rather than waiting for a later record of its split.
+        """
         covers = {split.split_id: split.position["next"] for split in splits}
+        if covers == self._returned:
+            covers = self._read_positions()
         self._covers[checkpoint_id] = covers
         now = self._context.clock.now()
         return [
@@ -116,6 +127,10 @@ class IngressReader(SourceReader[T]):
         self._buffer.stop_reading([split.log for split in self._splits])
         for split in self._splits:
             split.log.fail_tickets(partial(self._not_committed, split.log))
+
+    def _read_positions(self) -> dict[str, int]:
+        # Where each split's reading stands; past the last batch returned only by duplicates.
+        return {split.log.split_id: split.log.read for split in self._splits}
 
     def _take(self, max_records: int) -> list[T] | None:
         # None: nothing unread in any split; []: only duplicates were read.

@@ -12,6 +12,7 @@ from lockgate.engine.checkpointing.completed import CompletedCheckpoint
 from lockgate.engine.checkpointing.requests import CheckpointRequest, StopRequest
 from lockgate.engine.checkpointing.storage import savepoint_folder_for
 from lockgate.engine.events import SnapshotKind, SnapshotOptions
+from lockgate.engine.graph.planning import ExecutionPlan
 from lockgate.engine.runtime.job.event_subscription import EventSubscription
 from lockgate.engine.runtime.job.job_master import JobMaster
 from lockgate.engine.runtime.job.lifecycle import (
@@ -62,6 +63,8 @@ class JobClient:
         self._result: JobResult | None = None
         self._error: BaseException | None = None
         self._error_raised = False
+        self._start_time: float | None = None
+        self._end_time: float | None = None
         master.events.listen(self._on_event)
 
     @property
@@ -73,6 +76,30 @@ class JobClient:
     def status(self) -> JobStatus:
         """The job's status now."""
         return self._status
+
+    @property
+    def plan(self) -> ExecutionPlan:
+        """The job's execution plan: its chains, the edges between them, their parallelism."""
+        return self._master.plan
+
+    @property
+    def clock(self) -> Clock:
+        """The clock the job reads time from (checkpoint statistics are on it)."""
+        return self._clock
+
+    @property
+    def start_time(self) -> float | None:
+        """When the first attempt started, as its ``JobStarted`` event says; ``None`` before.
+
+        The time of day on the job's clock: wall-clock seconds since the epoch on the
+        ``SystemClock`` (see ``wall_time_of``).
+        """
+        return self._start_time
+
+    @property
+    def end_time(self) -> float | None:
+        """When the job ended (its terminal event), on the same scale; ``None`` until then."""
+        return self._end_time
 
     @property
     def failures(self) -> tuple[JobFailure, ...]:
@@ -120,7 +147,17 @@ class JobClient:
         return await self._master.state_queries.query(uid, state_name, key)
 
     async def trigger_checkpoint(self) -> CompletedCheckpoint:
-        """Take a checkpoint now and return it once complete; raise ``CheckpointError`` if not."""
+        """Take a checkpoint now; return it once complete and committed by every subtask.
+
+        What the checkpoint made visible in the job's sinks (``CollectSink.results``, a
+        ``CommittedSink``'s subscribers) is there when this returns. Asked while the job
+        restarts, the next attempt takes it.
+
+        Raises:
+            CheckpointError: the checkpoint did not complete.
+            JobError: it completed, but the attempt ended before every subtask committed it
+                (an attempt restored from it commits it), or the job has ended.
+        """
         ticket = await self._master.trigger_checkpoint()
         return await ticket.wait()
 
@@ -161,7 +198,9 @@ class JobClient:
         """Cancel the job; ``wait`` then returns a result with status ``CANCELED``.
 
         The status is ``FINISHING`` until the job's subtasks stopped. A job waiting to
-        restart is cancelled at once, without waiting out the restart delay.
+        restart is cancelled at once, without waiting out the restart delay; one whose
+        attempt is failing ends ``CANCELED`` too (that attempt's error in ``failures``),
+        unless the failure is one its restart strategy does not restart: then it fails.
         """
         if self._status.is_terminal:
             return
@@ -193,6 +232,10 @@ class JobClient:
             self._done.set()
 
     def _on_event(self, event: JobEvent) -> None:
+        if isinstance(event, JobStarted) and self._start_time is None:
+            self._start_time = event.time
+        if event.is_terminal:
+            self._end_time = event.time
         target = _STATUS_AFTER.get(type(event))
         if target is not None:
             self._status = self._status.advance(target)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 from lockgate.engine.api.broadcast import BroadcastConnectedStream, BroadcastStream
 from lockgate.engine.api.connected import ConnectedStreams
 from lockgate.engine.api.data_stream_sink import DataStreamSink
-from lockgate.engine.api.windowed import WindowedStream
+from lockgate.engine.api.windowed import WindowedStream, count_windows
 from lockgate.engine.errors import GraphError
 from lockgate.engine.functions.async_io import AsyncMapSpec, AsyncRetry, FailurePolicy
 from lockgate.engine.functions.side_outputs import OutputTag
@@ -21,8 +21,6 @@ from lockgate.engine.graph.job_graph import (
     Partitioning,
 )
 from lockgate.engine.state.descriptors import MapStateDescriptor
-from lockgate.engine.windows.assigners import GlobalWindows
-from lockgate.engine.windows.triggers import CountTrigger, PurgingTrigger
 
 if TYPE_CHECKING:
     from lockgate.engine.functions.process import KeyedProcessFunction
@@ -295,10 +293,9 @@ class DataStream(Generic[T]):
         keyed = DataStream[T](self._builder, self._producers, Partitioning.HASH, _no_key)
         return WindowedStream(keyed, assigner, timestamp, single_subtask=True)
 
-    def count_window(self, size: int) -> WindowedStream[T, Any]:
-        """Per key, windows of ``size`` records each, emitted when full (Flink's countWindow)."""
-        windowed = self.window(GlobalWindows.create())
-        return windowed.trigger(PurgingTrigger.of(CountTrigger.of(size)))
+    def count_window(self, size: int, slide: int | None = None) -> WindowedStream[T, Any]:
+        """Per key, windows of ``size`` records, every ``slide`` (default: ``size``) records."""
+        return count_windows(self, size, slide)
 
     @overload
     def connect(self, other: BroadcastStream[R]) -> BroadcastConnectedStream[T, R]: ...

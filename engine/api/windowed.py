@@ -10,15 +10,17 @@ from lockgate.engine.errors import GraphError
 from lockgate.engine.functions.side_outputs import OutputTag
 from lockgate.engine.graph.job_graph import OperatorKind
 from lockgate.engine.state.aggregate_function import AggregateFunction
-from lockgate.engine.windows.assigners import WindowAssigner
+from lockgate.engine.windows.assigners import GlobalWindows, WindowAssigner
+from lockgate.engine.windows.evictors import CountEvictor, Evictor
 from lockgate.engine.windows.functions import ProcessWindowFunction
 from lockgate.engine.windows.spec import WindowFunctionKind, WindowSpec
-from lockgate.engine.windows.triggers import Trigger
+from lockgate.engine.windows.trigger import Trigger
+from lockgate.engine.windows.triggers import CountTrigger, PurgingTrigger
 
 if TYPE_CHECKING:
     from lockgate.engine.api.stream import DataStream
 
-__all__ = ["WindowedStream"]
+__all__ = ["WindowedStream", "count_windows"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -28,10 +30,12 @@ K = TypeVar("K")
 class WindowedStream(Generic[T, K]):
     """A keyed stream cut into windows; a window function turns each into records.
 
-    Made by ``keyed.window(assigner)`` (or ``keyed.count_window(n)``, or
+    Made by ``keyed.window(assigner)`` (or ``keyed.count_window(size, slide)``, or
     ``stream.window_all(assigner)`` over a whole stream in one subtask). Configure it with
-    ``trigger(...)``, ``allowed_lateness(seconds)`` and ``side_output_late_data(tag)``, then
-    end it with ``reduce``, ``aggregate`` or ``process``, which add the window operator.
+    ``trigger(...)``, ``evictor(...)``, ``allowed_lateness(seconds)`` and
+    ``side_output_late_data(tag)``, then end it with ``reduce`` or ``aggregate`` (each
+    optionally with a ``ProcessWindowFunction`` that gets the key, the window and the
+    result) or ``process``, which add the window operator.
 
     Event-time windows read each record's event time with the timestamp assigner of the
     watermark strategy upstream (through ``filter`` and partitioning, which leave records
@@ -53,13 +57,19 @@ class WindowedStream(Generic[T, K]):
         self._single_subtask = single_subtask
         self._assigner = assigner
         self._timestamp = timestamp
-        self._trigger: Trigger | None = None
+        self._trigger: Trigger[Any, Any] | None = None
+        self._evictor: Evictor[Any, Any] | None = None
         self._lateness = 0.0
         self._late_tag: OutputTag[Any] | None = None
 
-    def trigger(self, trigger: Trigger) -> WindowedStream[T, K]:
+    def trigger(self, trigger: Trigger[Any, Any]) -> WindowedStream[T, K]:
         """Fire windows with ``trigger`` instead of the assigner's default."""
         self._trigger = trigger
+        return self
+
+    def evictor(self, evictor: Evictor[Any, Any]) -> WindowedStream[T, K]:
+        """Remove records from each firing window with ``evictor``; windows keep every record."""
+        self._evictor = evictor
         return self
 
     def allowed_lateness(self, seconds: float) -> WindowedStream[T, K]:
@@ -75,24 +85,36 @@ class WindowedStream(Generic[T, K]):
     def reduce(
         self,
         fn: Callable[[T, T], T],
+        window_function: ProcessWindowFunction[T, Any, K] | None = None,
         *,
         uid: str | None = None,
         name: str | None = None,
         parallelism: int | None = None,
-    ) -> DataStream[T]:
-        """Per window, fold its records with ``fn(a, b)`` as they come; emit the value."""
-        return self._then(WindowFunctionKind.REDUCE, fn, uid, name, parallelism)
+    ) -> DataStream[Any]:
+        """Per window, fold its records with ``fn(a, b)`` as they come; emit the value.
+
+        With ``window_function``, emit what its ``process(key, context, [value])`` returns
+        instead: it gets the key and ``context.window`` too, while the window keeps only
+        the one value.
+        """
+        return self._then(WindowFunctionKind.REDUCE, fn, uid, name, parallelism, window_function)
 
     def aggregate(
         self,
         fn: AggregateFunction[T, Any, R],
+        window_function: ProcessWindowFunction[R, Any, K] | None = None,
         *,
         uid: str | None = None,
         name: str | None = None,
         parallelism: int | None = None,
-    ) -> DataStream[R]:
-        """Per window, add its records to an accumulator as they come; emit its result."""
-        return self._then(WindowFunctionKind.AGGREGATE, fn, uid, name, parallelism)
+    ) -> DataStream[Any]:
+        """Per window, add its records to an accumulator as they come; emit its result.
+
+        With ``window_function``, emit what its ``process(key, context, [result])`` returns
+        instead: it gets the key and ``context.window`` too, while the window keeps only
+        the accumulator.
+        """
+        return self._then(WindowFunctionKind.AGGREGATE, fn, uid, name, parallelism, window_function)
 
     def process(
         self,
@@ -112,12 +134,15 @@ class WindowedStream(Generic[T, K]):
         uid: str | None,
         name: str | None,
         parallelism: int | None,
+        window_function: ProcessWindowFunction[Any, Any, Any] | None = None,
     ) -> DataStream[Any]:
         spec = WindowSpec(
             assigner=self._assigner,
             kind=kind,
             function=fn,
             trigger=self._trigger,
+            evictor=self._evictor,
+            window_function=window_function,
             allowed_lateness=self._lateness,
             late_tag=self._late_tag,
             timestamp=self._timestamp,
@@ -142,3 +167,17 @@ class WindowedStream(Generic[T, K]):
             label = f"window '{uid}'" if uid is not None else "window()"
             raise GraphError(f"{label} in event time: {found}")
         return found
+
+
+def count_windows(keyed: DataStream[T], size: int, slide: int | None) -> WindowedStream[T, Any]:
+    """Flink's countWindow: per key, windows of ``size`` records, every ``slide`` records.
+
+    Without ``slide``: ``GlobalWindows`` with ``PurgingTrigger.of(CountTrigger.of(size))``,
+    a window of each ``size`` records. With it: ``GlobalWindows`` with
+    ``CountTrigger.of(slide)`` and ``CountEvictor.of(size)``, the last ``size`` records
+    every ``slide`` records (fewer before ``size`` have come).
+    """
+    windowed: WindowedStream[T, Any] = keyed.window(GlobalWindows.create())
+    if slide is None:
+        return windowed.trigger(PurgingTrigger.of(CountTrigger.of(size)))
+    return windowed.evictor(CountEvictor.of(size)).trigger(CountTrigger.of(slide))

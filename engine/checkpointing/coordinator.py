@@ -24,6 +24,7 @@ from lockgate.engine.checkpointing.gil_handoff import HANDOFF
 from lockgate.engine.checkpointing.messages import (
     AcknowledgeCheckpoint,
     AttemptDeployed,
+    CheckpointCommitted,
     CheckpointFailureReason,
     DeclineCheckpoint,
     EndSourceInput,
@@ -46,7 +47,8 @@ from lockgate.engine.checkpointing.retention import CheckpointFiles
 from lockgate.engine.checkpointing.shared_registry import SharedStateRegistry
 from lockgate.engine.checkpointing.statistics import CheckpointStatistics
 from lockgate.engine.checkpointing.storage import CheckpointStorage, savepoint_folder_for
-from lockgate.engine.errors import CheckpointError, JobError, StateEncodingError
+from lockgate.engine.checkpointing.tickets import CheckpointTickets
+from lockgate.engine.errors import CheckpointError, StateEncodingError
 from lockgate.engine.events import CHECKPOINT, SnapshotKind, SnapshotOptions
 from lockgate.engine.time.clock import Clock
 
@@ -98,9 +100,8 @@ class CheckpointCoordinator(Actor[Any]):
         self._sources: frozenset[SubtaskId] = frozenset()
         self._pending: dict[int, PendingCheckpoint] = {}
         self._timeouts: dict[int, anyio.CancelScope] = {}
-        self._tickets: dict[int, list[CheckpointTicket]] = {}
+        self._tickets = CheckpointTickets(setup.job_name)
         self._options: dict[int, SnapshotOptions] = {}
-        self._stop_tickets: list[CheckpointTicket] = []
         self._files = setup.files or CheckpointFiles(setup.job_name, setup.storage, setup.registry)
         self._group: TaskGroup | None = None
 
@@ -127,14 +128,7 @@ class CheckpointCoordinator(Actor[Any]):
         """Abort the checkpoints that can no longer complete, deleting what they wrote."""
         for checkpoint_id in list(self._pending):
             await self._abort(checkpoint_id, CheckpointFailureReason.JOB_ENDED)
-        for ticket in self._stop_tickets:  # a drain that never reached its savepoint
-            ticket.fail(
-                JobError(
-                    f"job '{self.setup.job_name}' attempt ended before its inputs drained; "
-                    "no stop savepoint was taken"
-                )
-            )
-        self._stop_tickets.clear()
+        self._tickets.ended(self._describe)
 
     async def on_control(self, message: Any) -> Any:
         """Dispatch one protocol message."""
@@ -150,6 +144,8 @@ class CheckpointCoordinator(Actor[Any]):
                 kind = self._options.get(message.checkpoint_id, CHECKPOINT).kind
                 await self._abort(message.checkpoint_id, message.reason, detail=detail)
                 _fail_on_unencodable_state(message, kind)
+            case CheckpointCommitted(checkpoint_id=checkpoint_id, subtask=subtask):
+                self._tickets.committed(checkpoint_id, subtask)
             case SubtaskFinished():
                 self._on_finished(message.subtask)
             case SubtaskInputEnded():
@@ -179,7 +175,7 @@ class CheckpointCoordinator(Actor[Any]):
         for subtask in self._decider.trigger_targets(self._sources):
             self._subtasks[subtask].tell_control(message)
         if start.final:  # a drain's tickets wait for the final snapshot
-            self._tickets[checkpoint_id], self._stop_tickets = self._stop_tickets, []
+            self._tickets.final_started(checkpoint_id)
         assert self._group is not None
         self._group.start_soon(self._expire, checkpoint_id)
         return checkpoint_id
@@ -201,16 +197,12 @@ class CheckpointCoordinator(Actor[Any]):
                 return self._ticket_for(start)
 
     def _ticket_for(self, start: StartCheckpoint) -> CheckpointTicket:
-        ticket = CheckpointTicket(self._start(start))
-        self._tickets.setdefault(ticket.checkpoint_id, []).append(ticket)
-        return ticket
+        return self._tickets.add(CheckpointTicket(self._start(start)))
 
     def _drain(self) -> CheckpointTicket:
-        ticket = CheckpointTicket(-1)  # the id is known once every input ended
-        self._stop_tickets.append(ticket)
         for source in self._sources:
             self._subtasks[source].tell_control(EndSourceInput())
-        return ticket
+        return self._tickets.add_stop(CheckpointTicket(-1))  # its id: once every input ended
 
     def _placed(self, options: SnapshotOptions, checkpoint_id: int) -> SnapshotOptions:
         # A checkpoint aligns as the job is configured; a savepoint is always aligned, and
@@ -288,10 +280,9 @@ class CheckpointCoordinator(Actor[Any]):
         setup.listener.checkpoint_completed(completed, kind)
         if kind is SnapshotKind.CHECKPOINT:  # no retention ever discards a savepoint
             await self._register(completed)
-        if kind.commits:
-            self._notify(NotifyCheckpointComplete(completed.checkpoint_id))
-        for ticket in self._tickets.pop(completed.checkpoint_id, []):
-            ticket.complete(completed)
+        notify = NotifyCheckpointComplete(completed.checkpoint_id)
+        committers = self._notify(notify) if kind.commits else []
+        self._tickets.completed(completed, committers if stop is None else ())
         if stop is not None:
             self._stop_job()
 
@@ -339,8 +330,7 @@ class CheckpointCoordinator(Actor[Any]):
         self._options.pop(checkpoint_id, None)
         message = f"{reason.value}: {detail}" if detail else None
         failure = CheckpointError(checkpoint_id, reason, error, message=message)
-        for ticket in self._tickets.pop(checkpoint_id, []):
-            ticket.fail(failure)
+        self._tickets.failed(checkpoint_id, failure)
         match self._decider.on_aborted(checkpoint_id, reason):
             case FailJob() as fail:
                 raise CheckpointError(checkpoint_id, reason, message=fail.message) from failure
@@ -365,10 +355,12 @@ class CheckpointCoordinator(Actor[Any]):
         ref = self._subtasks.get(subtask)
         return f"subtask {ref.name}" if ref is not None else f"subtask {subtask}"
 
-    def _notify(self, message: Any) -> None:
-        for ref in self._subtasks.values():
-            if ref.is_alive:
-                ref.tell_control(message)
+    def _notify(self, message: Any) -> list[SubtaskId]:
+        # Every subtask still alive hears it; they are those returned.
+        told = [subtask for subtask, ref in self._subtasks.items() if ref.is_alive]
+        for subtask in told:
+            self._subtasks[subtask].tell_control(message)
+        return told
 
     def _stop_job(self) -> None:
         for ref in self._subtasks.values():

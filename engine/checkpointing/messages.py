@@ -17,6 +17,7 @@ from lockgate.engine.events import CHECKPOINT, SnapshotOptions
 __all__ = [
     "AcknowledgeCheckpoint",
     "AttemptDeployed",
+    "CheckpointCommitted",
     "CheckpointFailureReason",
     "DeclineCheckpoint",
     "EndSourceInput",
@@ -57,7 +58,7 @@ class CheckpointFailureReason(enum.Enum):
     UNENCODABLE_STATE = "a subtask holds state the savepoint format cannot encode"
     SUBSUMED = "a newer checkpoint completed first"
     ALIGNMENT_ABORTED = "a newer barrier arrived before alignment finished"
-    JOB_ENDED = "the job ended before the checkpoint completed"
+    JOB_ENDED = "the job's attempt ended (it failed, restarted, stopped or was cancelled) first"
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +165,18 @@ class NotifyCheckpointComplete:
     """Coordinator -> subtask: the checkpoint is complete; commit what you pre-committed."""
 
     checkpoint_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointCommitted:
+    """Subtask -> coordinator: I handled ``NotifyCheckpointComplete(checkpoint_id)``.
+
+    My sinks committed what they pre-committed at or before it, and my sources released
+    what it covers. A client that asked for the checkpoint waits for every subtask's.
+    """
+
+    checkpoint_id: int
+    subtask: SubtaskId
 
 
 @dataclass(frozen=True, slots=True)

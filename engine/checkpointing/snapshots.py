@@ -15,6 +15,7 @@ from typing import Any
 from lockgate.engine.checkpointing.channel_state import ChannelRecords, holds_records
 from lockgate.engine.checkpointing.native_state import NativeKeyedState
 from lockgate.engine.errors import CorruptCheckpoint
+from lockgate.engine.state.gil_share import sharing_the_gil
 
 __all__ = [
     "ASYNC_INPUTS_STATE",
@@ -107,7 +108,10 @@ def encode_snapshot_measured(snapshot: OperatorSnapshot) -> tuple[bytes, int]:
     would stall the event loop for its whole duration; per key group, each call is short.
     Channel state is pickled on its own, which measures the in-flight bytes persisted.
     """
-    groups = {group: pickle.dumps(states, protocol=5) for group, states in snapshot.keyed.items()}
+    groups = {
+        group: pickle.dumps(states, protocol=5)
+        for group, states in sharing_the_gil(snapshot.keyed.items(), every=1)
+    }
     fields = (snapshot.uid, groups, snapshot.lists, snapshot.unions, snapshot.broadcast)
     delta = (snapshot.kinds, snapshot.deleted, snapshot.is_delta)
     native = None if snapshot.native is None else snapshot.native.to_plain()
@@ -134,7 +138,10 @@ def decode_snapshot(data: bytes, *, location: str = "<bytes>") -> OperatorSnapsh
         decoded, location
     )
     try:
-        keyed = {group: pickle.loads(states) for group, states in groups.items()}
+        keyed = {
+            group: pickle.loads(states)
+            for group, states in sharing_the_gil(groups.items(), every=1)
+        }
         inputs, outputs = pickle.loads(channels) if channels else ({}, {})
     except Exception as error:
         raise CorruptCheckpoint(location, f"a part cannot be unpickled ({error!r})") from error

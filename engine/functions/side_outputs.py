@@ -55,12 +55,14 @@ class SideOutputCollector:
     It keeps only the ``tags`` some operator downstream reads: a record sent to any other
     tag is dropped, as Flink drops side outputs nobody reads. The subtask drains it after
     every batch, before anything else can pass the operator's output (such as a barrier).
+    ``sent`` counts, per tag name, the records drained so far: those sent to side outputs.
     """
 
-    __slots__ = ("_records",)
+    __slots__ = ("_records", "sent")
 
     def __init__(self, tags: Iterable[OutputTag[Any]]) -> None:
         self._records: dict[OutputTag[Any], list[Any]] = {tag: [] for tag in tags}
+        self.sent: dict[str, int] = {tag.name: 0 for tag in self._records}
 
     @property
     def tags(self) -> frozenset[OutputTag[Any]]:
@@ -76,8 +78,9 @@ class SideOutputCollector:
     def drain(self) -> dict[OutputTag[Any], list[Any]]:
         """Remove and return the records held, per tag with any, in the order collected."""
         held = {tag: records for tag, records in self._records.items() if records}
-        for tag in held:
+        for tag, records in held.items():
             self._records[tag] = []
+            self.sent[tag.name] += len(records)
         return held
 
     def __len__(self) -> int:

@@ -270,10 +270,14 @@ def side_output_problem(node: OperatorNode, tag: OutputTag[Any]) -> str | None:
     """Why ``node`` cannot emit to side output ``tag``, naming its uid; ``None`` if it can.
 
     A ``process`` function (one input, two, or keyed and broadcast) emits to any tag
-    (``ctx.output``); an ``async_map`` only to the tag given as its ``on_failure``, a window
-    only to the one given to ``side_output_late_data``; no other kind has side outputs.
+    (``ctx.output``), and so does a window with a ``ProcessWindowFunction``
+    (``context.output``); an ``async_map`` only to the tag given as its ``on_failure``,
+    another window only to the one given to ``side_output_late_data``; no other kind has
+    side outputs.
     """
     if node.kind in _ANY_SIDE_OUTPUT:
+        return None
+    if node.kind is OperatorKind.WINDOW and node.function.process_function is not None:
         return None
     if node.kind in _ONE_SIDE_OUTPUT:
         own, option, how = _ONE_SIDE_OUTPUT[node.kind](node.function)

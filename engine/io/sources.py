@@ -25,7 +25,14 @@ from lockgate.engine.time.clock import Clock
 if TYPE_CHECKING:
     from lockgate.engine.savepoints.type_codec import TypeCodec
 
-__all__ = ["Source", "SourceContext", "SourceReader", "SourceSplit", "assign_splits"]
+__all__ = [
+    "Source",
+    "SourceContext",
+    "SourceProgress",
+    "SourceReader",
+    "SourceSplit",
+    "assign_splits",
+]
 
 T = TypeVar("T")
 
@@ -56,6 +63,25 @@ class SourceContext:
     parallelism: int
     clock: Clock
     checkpointing: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class SourceProgress:
+    """How much of a bounded input a source's readers have read: ``done`` of ``total`` units.
+
+    ``unit`` names what is counted (``"records"``, ``"bytes"``); ``0 <= done <= total``. It
+    counts what the readers returned, a batch ahead of what the job has processed, and only
+    the readers of this process.
+    """
+
+    done: int
+    total: int
+    unit: str
+
+    @property
+    def fraction(self) -> float:
+        """``done / total``, 1.0 for an empty input."""
+        return self.done / self.total if self.total else 1.0
 
 
 class SourceReader(ABC, Generic[T]):
@@ -135,6 +161,15 @@ class Source(ABC, Generic[T]):
     def state_types(self) -> Sequence[TypeCodec]:
         """The types in split positions beyond plain data, for savepoints (see ``Sink``)."""
         return ()
+
+    def progress(self) -> SourceProgress | None:
+        """How far the readers of this source got through its input; ``None`` if unknown.
+
+        For progress bars (``lockgate run``): a bounded source that knows its size answers
+        what its latest reader of each subtask has read so far (``CollectionSource`` in
+        records, ``FileSource`` in bytes). The default knows nothing.
+        """
+        return None
 
 
 def assign_splits(

@@ -89,7 +89,9 @@ async def load_restored_state(
                 problems = channel_state_problems(uid, snapshots, metadata, plan)
                 if problems:
                     raise RestoreError(" ".join(problems))
-                restored[uid] = redistribute(snapshots, parallelism[uid], max_parallelism)
+                restored[uid] = await anyio.to_thread.run_sync(  # a million keys: off the loop
+                    redistribute, snapshots, parallelism[uid], max_parallelism
+                )
     except BaseException:
         discard_downloads(restored)
         raise

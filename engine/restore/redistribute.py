@@ -8,6 +8,7 @@ subtask's copy is given to all. Channel state (in-flight records of an unaligned
 checkpoint) belongs to one channel between two subtasks: it stays with its subtask, and
 cannot be redistributed; nor can native keyed state (a backend's own files, for a backend
 that opens them as they are), which a subtask keeps only at an unchanged parallelism.
+``redistribute`` copies every key, so the restore runs it in a worker thread.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 from lockgate.engine.checkpointing.native_state import NativeKeyedState
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot
+from lockgate.engine.state.gil_share import sharing_the_gil
 from lockgate.engine.state.key_groups import key_group_range
 
 __all__ = ["even_split", "redistribute"]
@@ -117,7 +119,7 @@ def _check(old: Sequence[OperatorSnapshot], new_parallelism: int, max_parallelis
 def _merge_key_groups(old: Sequence[OperatorSnapshot], max_parallelism: int) -> KeyGroups:
     merged: KeyGroups = {}
     for snapshot in old:
-        for group, states in snapshot.keyed.items():
+        for group, states in sharing_the_gil(snapshot.keyed.items(), every=1):
             _check_key_group(snapshot.uid, group, max_parallelism)
             for name, table in states.items():
                 merged.setdefault(group, {}).setdefault(name, {}).update(table)
@@ -135,7 +137,7 @@ def _check_key_group(uid: str, group: int, max_parallelism: int) -> None:
 def _owned(keyed: KeyGroups, groups: range) -> KeyGroups:
     return {
         group: {name: dict(table) for name, table in states.items()}
-        for group, states in keyed.items()
+        for group, states in sharing_the_gil(keyed.items(), every=1)
         if group in groups
     }
 

@@ -57,7 +57,7 @@ class Recorder:
 
     def sample(self, time: float, metrics: JobMetrics) -> None:
         """Keep ``metrics`` as the job's state at ``time``."""
-        subtasks = {(s.uids, s.subtask_index): s for s in metrics.subtasks}
+        subtasks = {(tuple(s.uids), s.subtask_index): s for s in metrics.subtasks}
         self.samples.append(Sample(time, metrics.attempt, subtasks))
 
     def committed(self, uid: str, arrivals: Sequence[Arrival], times: Sequence[float]) -> None:

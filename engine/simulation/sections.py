@@ -1,10 +1,12 @@
 """The sections of a simulation report: one per subtask, one per sink, latency summaries.
 
-The metric names are the live metrics' (``job.metrics()``): per subtask and per second of
-virtual time, ``busy_time``, ``backpressured_time`` and ``idle_time`` in ms per second,
-``records_in`` and ``records_out`` per second, ``mailbox_fill`` (input channels) and
-``output_fill`` (the input channels it sends to); per modelled sink, records committed per
-second and the in-engine latency and event-time lag of those records.
+The metric names are the live metrics' (``job.metrics()``, named once in
+``lockgate.engine.runtime.metrics.names``): per subtask and per interval of virtual time,
+``busy_time_ms_per_second``, ``backpressured_time_ms_per_second`` and
+``idle_time_ms_per_second``, ``records_in_per_second`` and ``records_out_per_second``,
+``mailbox_fill`` (its input channels) and ``output_fill`` (the channels it sends to), each
+sampled from the live metrics; per modelled sink, records committed per second and the
+in-engine latency and event-time lag of those records.
 """
 
 from __future__ import annotations

@@ -123,8 +123,8 @@ def _subtask_report(
         idle_time_ms_per_second=_per_second(deltas, durations, "idle", 1000.0),
         records_in_per_second=_per_second(deltas, durations, "records_in", 1.0),
         records_out_per_second=_per_second(deltas, durations, "records_out", 1.0),
-        mailbox_fill=_fills(samples, [key]) if has_inputs else None,
-        output_fill=_fills(samples, _downstream(plan, chain, index)) or None,
+        mailbox_fill=_fills(samples, key, "mailbox_fill") if has_inputs else None,
+        output_fill=_fills(samples, key, "output_fill") if plan.outputs(chain) else None,
     )
 
 
@@ -140,22 +140,12 @@ def _per_second(
     )
 
 
-def _downstream(plan: ExecutionPlan, chain: OperatorChain, index: int) -> list[SubtaskKey]:
-    return [
-        (edge.downstream.uids, target)
-        for edge in plan.outputs(chain)
-        for target in edge.channels_of(index)
-    ]
-
-
-def _fills(samples: Sequence[Sample], keys: Sequence[SubtaskKey]) -> tuple[float | None, ...]:
-    if not keys:
-        return ()
-    series: list[float | None] = []
-    for sample in samples:
-        found = [sample.subtasks[key].mailbox_fill for key in keys if key in sample.subtasks]
-        series.append(sum(found) / len(found) if found else None)
-    return tuple(series)
+def _fills(samples: Sequence[Sample], key: SubtaskKey, name: str) -> tuple[float | None, ...]:
+    """The live metric ``name`` (a fill) of subtask ``key`` at each sample."""
+    return tuple(
+        getattr(sample.subtasks[key], name) if key in sample.subtasks else None
+        for sample in samples
+    )
 
 
 def _loads(plan: ExecutionPlan, subtasks: Sequence[SubtaskReport]) -> list[ChainLoad]:

@@ -11,14 +11,15 @@ float below ``end + lateness``: the sum taken exactly, never rounded first. Then
 decides as Flink does for every float boundary when event time counts whole milliseconds
 (or any whole unit below 2**53); ``nextafter(end, -inf) + lateness`` rounds up to
 ``end + lateness`` whenever that sum crosses a power of two, one watermark too late.
-Pure: no event loop.
+A record is late, for the late output, once the watermark reaches its own time plus the
+lateness. Pure: no event loop.
 """
 
 from __future__ import annotations
 
 import math
 
-__all__ = ["cleanup_time"]
+__all__ = ["cleanup_time", "is_element_late"]
 
 
 def cleanup_time(end: float, lateness: float) -> float:
@@ -29,6 +30,16 @@ def cleanup_time(end: float, lateness: float) -> float:
     above it, and the window's state is cleared when a timer at it fires.
     """
     return math.nextafter(_sum_rounded_up(end, lateness), -math.inf)
+
+
+def is_element_late(time: float, lateness: float, watermark: float) -> bool:
+    """Whether a record at ``time`` is late: Flink's ``time + lateness <= watermark``.
+
+    Taken on the exact sum, as ``cleanup_time``. Only a late record that no window took goes
+    to the late output (``WindowOperator.isElementLate``): one that belongs to no window at
+    all (in a gap between sliding windows) but is not late is dropped.
+    """
+    return _sum_rounded_up(time, lateness) <= watermark
 
 
 def _sum_rounded_up(a: float, b: float) -> float:

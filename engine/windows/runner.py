@@ -1,20 +1,24 @@
-"""WindowRunner: the window operator's logic, as the keyed process function it runs.
+"""WindowRunner: the window operator's logic (Flink's WindowOperator), as a keyed process function.
 
-Per key, keyed state maps each open window (as plain data, ``state_key``) to its contents:
-the reduced value, the accumulator, or the list of records. Timers (keyed state too) fire
-windows at their end and clean them up once their allowed lateness has passed; a count
-trigger keeps each window's count in a second map. So checkpoints, savepoints, recovery and
-rescaling carry windows as they carry any keyed state.
+Per record: assign its windows (merging session windows first, calling the trigger's
+``on_merge``), skip the windows that are gone, add the record to each window's contents,
+ask the trigger (``on_element``), fire and purge as it answers, and register the window's
+cleanup timer. Per timer: each window that registered it asks the trigger
+(``on_event_time`` or ``on_processing_time``) and fires and purges as it answers; at a
+window's cleanup time (its end plus the allowed lateness) the window goes with all its
+state: contents, trigger state and timers (after the trigger's ``clear``), per-window
+state (after the window function's ``clear``).
 
-Contents a snapshot may still see are never changed in place: the first change of a
-window's accumulator or record list after a snapshot works on a copy (``_owned`` lists the
-windows copied since the last snapshot), as Flink's copy-on-write state does.
+Everything is keyed state: contents (``window-contents``), trigger state
+(``window-trigger-state/<name>``), each window's timers (``window-timers``), the live
+session windows (``window-set``) and per-window state of window functions
+(``window-state/<name>``). So
+checkpoints, savepoints, recovery and rescaling carry windows as they carry any keyed state.
 """
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Iterable
+import math
 from typing import Any
 
 from lockgate.engine.functions.process import (
@@ -25,62 +29,83 @@ from lockgate.engine.functions.process import (
     RuntimeContext,
 )
 from lockgate.engine.functions.timers import TimeDomain
-from lockgate.engine.state import MapStateDescriptor
 from lockgate.engine.time.event_time import event_time_of
 from lockgate.engine.windows.assigners import TimeWindow, Window, window_of
-from lockgate.engine.windows.functions import WindowContext
-from lockgate.engine.windows.lateness import cleanup_time
+from lockgate.engine.windows.contents import CONTENTS, ContentsKind, WindowContents
+from lockgate.engine.windows.emitter import WindowEmitter
+from lockgate.engine.windows.lateness import cleanup_time, is_element_late
+from lockgate.engine.windows.merging import WINDOW_SET, MergingWindowSet
 from lockgate.engine.windows.spec import WindowFunctionKind, WindowSpec
-from lockgate.engine.windows.triggers import EventTimeTrigger, ProcessingTimeTrigger
+from lockgate.engine.windows.trigger import TriggerResult
+from lockgate.engine.windows.trigger_context import WindowTriggerContext
+from lockgate.engine.windows.window_state import WindowNamespace, WindowScopedStates
+from lockgate.engine.windows.window_timers import REGISTRY, WindowTimers
 
 __all__ = ["WindowRunner"]
 
-_CONTENTS = MapStateDescriptor[Any, Any]("window-contents")
-_COUNTS = MapStateDescriptor[Any, int]("window-counts")
-_DOMAINS = {
-    EventTimeTrigger: TimeDomain.EVENT_TIME,
-    ProcessingTimeTrigger: TimeDomain.PROCESSING_TIME,
+_KINDS = {
+    WindowFunctionKind.REDUCE: ContentsKind.REDUCED,
+    WindowFunctionKind.AGGREGATE: ContentsKind.ACCUMULATOR,
+    WindowFunctionKind.PROCESS: ContentsKind.RECORDS,
 }
+CONTINUE = TriggerResult.CONTINUE
+_INF = math.inf
 
 
 class WindowRunner(KeyedProcessFunction[Any, Any, Any]):
-    """Assigns records to windows, keeps their contents, fires and clears them."""
+    """Assigns records to windows, keeps their contents, fires, purges and clears them."""
 
     def __init__(self, spec: WindowSpec) -> None:
         self.spec = spec
         self.kind = spec.kind
-        self.function = spec.function
         self.trigger = spec.effective_trigger
-        self.base_trigger = self.trigger.base
-        self.count = spec.count
         self.event_time = spec.assigner.is_event_time
         self.lateness = spec.allowed_lateness
+        self._lateness_applies = bool(self.lateness) and self.event_time
         self._timestamp = spec.timestamp if self.event_time else None
         self._assign = spec.assigner.assign_windows
         self._merges = spec.assigner.merges
-        self._owned: set[tuple[Any, Any]] = set()
+        self._evicting = spec.evictor is not None
+        self._function_namespace = WindowNamespace()  # the window function's window
+        self.late_records_dropped = 0  # late for every window, and no late-data side output
 
     def open(self, context: RuntimeContext) -> None:
-        """Declare the window state; open a process window function."""
-        self.contents = context.get_map_state(_CONTENTS)
-        self.counts = context.get_map_state(_COUNTS)
-        if self.kind is WindowFunctionKind.PROCESS:
-            self.function.open(context)
+        """Declare the window state; open a process or window function."""
+        spec, get = self.spec, context.get_map_state
+        kind = ContentsKind.TIMESTAMPED if self._evicting else _KINDS[spec.kind]
+        self.contents = WindowContents(context.keyed_state, get(CONTENTS), kind, spec.function)
+        self.timers = WindowTimers(get(REGISTRY))
+        self.trigger_context = trigger_context = WindowTriggerContext(
+            context.keyed_state, self.timers, get
+        )
+        self._on_element = self.trigger.on_element
+        self._register_cleanup = (
+            trigger_context.register_event_time_timer
+            if self.event_time
+            else trigger_context.register_processing_time_timer
+        )
+        self.windows = MergingWindowSet(get(WINDOW_SET)) if self._merges else None
+        window_states = (
+            WindowScopedStates(get, "window-state", self._function_namespace)
+            if spec.process_function is not None and not self._merges
+            else None
+        )
+        self.emitter = WindowEmitter(spec, window_states, self._function_namespace)
+        self.emitter.open(context)
 
     def close(self) -> None:
-        """Close a process window function."""
-        if self.kind is WindowFunctionKind.PROCESS:
-            self.function.close()
+        """Close a process or window function."""
+        self.emitter.close()
 
     def initialize_state(self, context: FunctionInitializationContext) -> None:
         """Nothing to load: windows live in keyed state."""
 
     def snapshot_state(self, context: FunctionSnapshotContext) -> None:
         """A snapshot now shares every window's contents: change none of them in place."""
-        self._owned.clear()
+        self.contents.snapshot_taken()
 
     def process_element(self, value: Any, ctx: ProcessContext[Any]) -> list[Any]:
-        """Add ``value`` to each of its windows that is not late; fire those that are due.
+        """Add ``value`` to each of its windows that is not gone; fire and purge as told.
 
         Raises:
             ValueError: naming the record, when its event time is not a finite number.
@@ -91,168 +116,144 @@ class WindowRunner(KeyedProcessFunction[Any, Any, Any]):
             if timestamp
             else ctx.timer_service().current_processing_time()
         )
-        watermark = ctx.current_watermark()
+        record_time = time if timestamp else None
+        watermark = ctx.watermark
+        trigger_context = self.trigger_context
+        trigger_context.ctx, trigger_context.key_timers = ctx, None  # start(ctx), inlined
+        on_element, contents, merges = self._on_element, self.contents, self._merges
+        register_cleanup, lateness = self._register_cleanup, self._lateness_applies
         out: list[Any] = []
         placed = False
-        merges = self._merges
         for assigned in self._assign(time):
-            window = self._merged(assigned, ctx) if merges else assigned
-            if timestamp and self._cleanup_time(window) <= watermark:
+            window = self._merged(assigned, trigger_context) if merges else assigned
+            cleanup = self._cleanup_time(window) if lateness else window.max_timestamp
+            if timestamp and cleanup <= watermark:
+                self._drop_late(window, assigned)
                 continue  # its cleanup passed: the window is gone
+            if merges and window is assigned:
+                self._live().keep(window)  # type: ignore[arg-type]
             placed = True
-            new = self._add(window, value, ctx) or merges
-            out.extend(self._on_element(window, watermark, ctx, new=new))
-        if not placed and self.spec.late_tag is not None:
-            ctx.output(self.spec.late_tag, value)
+            state_key = window.state_key
+            contents.add(state_key, value, record_time)
+            trigger_context.enter(window, state_key)
+            result = on_element(value, record_time, window, trigger_context)
+            if result is not CONTINUE:
+                self._act(result, window, state_key, ctx, out)
+            if cleanup != _INF:  # in the window's namespace: the trigger sees it fire
+                register_cleanup(cleanup)
+        if not placed and self._is_late(time, watermark):
+            self._late(value, ctx)
         return out
 
     def on_timer(self, timestamp: float, ctx: ProcessContext[Any]) -> list[Any]:
-        """Fire the current key's windows that end at ``timestamp``; clear those due."""
-        fires = ctx.time_domain is _DOMAINS.get(type(self.base_trigger))
+        """Ask the trigger of each window that set this timer; clean up the windows due."""
+        event_time = ctx.time_domain is TimeDomain.EVENT_TIME
+        cleans = event_time == self.event_time  # cleanup follows the assigner's time
+        trigger_context = self.trigger_context
+        trigger_context.start(ctx)
+        trigger, windows = self.trigger, self.windows
         out: list[Any] = []
-        windows = [window_of(state_key) for state_key in self.contents.keys()]  # noqa: SIM118 - MapState
-        for window in windows:
-            if fires and window.max_timestamp == timestamp:
-                out.extend(self._fire(window, ctx))
-            if self._cleanup_time(window) == timestamp:
-                self._clear(window, ctx)
+        key_timers = trigger_context.of_key()
+        for state_key in self.timers.pop(key_timers, timestamp, event_time=event_time):
+            if windows is not None and not windows.contains(state_key):
+                continue  # a merged-away or cleaned-up session window
+            window = window_of(state_key)
+            trigger_context.enter(window, state_key)
+            if event_time:
+                result = trigger.on_event_time(timestamp, window, trigger_context)
+            else:
+                result = trigger.on_processing_time(timestamp, window, trigger_context)
+            if result is not CONTINUE:
+                self._act(result, window, state_key, ctx, out)
+            if cleans and self._cleanup_time(window) == timestamp:
+                self._clear_all(window, state_key, ctx)
         return out
 
-    def _on_element(
-        self, window: Window, watermark: float, ctx: ProcessContext[Any], *, new: bool
-    ) -> list[Any]:
-        # A window's timers are set when it gets its first record (they are keyed state):
-        # its cleanup, and the end the time trigger fires at.
-        end = window.max_timestamp
-        if new and isinstance(window, TimeWindow):  # the global window is never cleaned up
-            self._register(self._cleanup_time(window), ctx)
-        if self.count is not None:
-            return self._count(window, self.count, ctx)
-        if self.event_time and end <= watermark:
-            return self._fire(window, ctx)  # late, within the allowed lateness: fire again
-        if new and type(self.base_trigger) in _DOMAINS:
-            self._register(end, ctx)
-        return []
+    def _act(
+        self,
+        result: TriggerResult,
+        window: Window,
+        state_key: Any,
+        ctx: ProcessContext[Any],
+        out: list[Any],
+    ) -> None:
+        if result.is_fire:
+            out.extend(self._emit(window, state_key, ctx))
+        if result.is_purge:
+            self.contents.clear(state_key)
 
-    def _register(self, timestamp: float, ctx: ProcessContext[Any]) -> None:
-        service = ctx.timer_service()
-        if self.event_time:
-            service.register_event_time_timer(timestamp)
-        else:
-            service.register_processing_time_timer(timestamp)
-
-    def _count(self, window: Window, count: int, ctx: ProcessContext[Any]) -> list[Any]:
-        state_key = window.state_key
-        seen = (self.counts.get(state_key) or 0) + 1
-        self.counts.put(state_key, 0 if seen >= count else seen)
-        return self._fire(window, ctx) if seen >= count else []
+    def _emit(self, window: Window, state_key: Any, ctx: ProcessContext[Any]) -> list[Any]:
+        contents = self.contents.get(state_key)
+        if contents is None and not self.contents.holds(state_key):
+            return []
+        if not self._evicting:
+            return self.emitter.emit(window, contents, ctx)
+        out, kept = self.emitter.emit_evicting(window, contents, ctx)
+        self.contents.replace_records(state_key, kept)
+        return out
 
     def _cleanup_time(self, window: Window) -> float:
-        # Flink's cleanupTime: in event time, the end - 1 + lateness of its milliseconds.
-        if self.event_time and isinstance(window, TimeWindow):
+        # Flink's cleanupTime: in event time, the end - 1 + lateness of its milliseconds
+        # (without lateness, the window's max timestamp: cleanup_time(end, 0) is that).
+        if self._lateness_applies and isinstance(window, TimeWindow):
             return cleanup_time(window.end, self.lateness)
         return window.max_timestamp
 
-    def _add(self, window: Window, value: Any, ctx: ProcessContext[Any]) -> bool:
-        """Add ``value`` to the window's contents; return whether the window is new."""
-        state_key, kind, contents = window.state_key, self.kind, self.contents
-        current = contents.get(state_key)
-        present = current is not None or contents.contains(state_key)
-        if kind is WindowFunctionKind.REDUCE:
-            contents.put(state_key, self.function(current, value) if present else value)
-            return not present
-        current = self._own(ctx.get_current_key(), state_key, current, present=present)
-        if kind is WindowFunctionKind.AGGREGATE:
-            contents.put(state_key, self.function.add(value, current))
+    def _clear_all(self, window: Window, state_key: Any, ctx: ProcessContext[Any]) -> None:
+        """The window's cleanup time: it goes, with its contents, trigger state and timers."""
+        self.contents.clear(state_key)
+        self._forget(window, state_key)
+        self.emitter.clear(window, state_key, ctx)
+        if self.windows is not None:
+            self.windows.retire(state_key)
+
+    def _forget(self, window: Window, state_key: Any) -> None:
+        # The trigger clears what it keeps; what it left, the runner removes.
+        trigger_context = self.trigger_context
+        trigger_context.enter(window, state_key)
+        self.trigger.clear(window, trigger_context)
+        trigger_context.states.remove_window(state_key)
+        key_timers = trigger_context.of_key()  # sets trigger_context.key
+        self.timers.remove_window(trigger_context.key, key_timers, state_key)
+
+    def _is_late(self, time: float, watermark: float) -> bool:
+        # A record no window took goes aside only if it is late (Flink's isSkippedElement
+        # and isElementLate): one in a gap between sliding windows may be on time.
+        return self.event_time and is_element_late(time, self.lateness, watermark)
+
+    def _late(self, value: Any, ctx: ProcessContext[Any]) -> None:
+        if self.spec.late_tag is None:
+            self.late_records_dropped += 1
         else:
-            current.append(value)
-            contents.put(state_key, current)
-        return not present
+            ctx.output(self.spec.late_tag, value)
 
-    def _own(self, key: Any, state_key: Any, current: Any, *, present: bool) -> Any:
-        # Contents this epoch has not copied yet may be shared with a snapshot.
-        owner = (key, state_key)
-        if owner not in self._owned:
-            self._owned.add(owner)
-            if present:
-                return (
-                    copy.deepcopy(current)
-                    if self.kind is WindowFunctionKind.AGGREGATE
-                    else list(current)
-                )
-        if present:
-            return current
-        return (
-            self.function.create_accumulator() if self.kind is WindowFunctionKind.AGGREGATE else []
-        )
+    def _drop_late(self, window: Window, assigned: Window) -> None:
+        if self.windows is not None and window is not assigned:
+            self.windows.retire(window.state_key)
 
-    def _fire(self, window: Window, ctx: ProcessContext[Any]) -> list[Any]:
-        state_key = window.state_key
-        if not self.contents.contains(state_key):
-            return []
-        contents: Any = self.contents.get(state_key)
-        if self.trigger.purges:
-            self._clear(window, ctx)
-        if self.kind is WindowFunctionKind.REDUCE:
-            return [contents]
-        if self.kind is WindowFunctionKind.AGGREGATE:
-            return [self.function.get_result(contents)]
-        timers = ctx.timer_service()
-        context = WindowContext(window, ctx.current_watermark(), timers.current_processing_time())
-        emitted: Iterable[Any] | None = self.function.process(
-            ctx.get_current_key(), context, list(contents)
-        )
-        return [] if emitted is None else list(emitted)
-
-    def _clear(self, window: Window, ctx: ProcessContext[Any]) -> None:
-        state_key = window.state_key
-        self.contents.remove(state_key)
-        self.counts.remove(state_key)
-        self._owned.discard((ctx.get_current_key(), state_key))
-
-    def _merged(self, window: Window, ctx: ProcessContext[Any]) -> Window:
-        # Session windows: merge the new window with the key's windows it overlaps. Those
-        # never overlap each other, so one pass finds them all; their timers stay and find
-        # no window when they fire.
+    def _merged(self, window: Window, trigger_context: WindowTriggerContext) -> Window:
+        # Session windows: merge the new window with the key's live windows it overlaps or
+        # touches. The trigger merges its state and timers into the merged window, then
+        # each absorbed window's trigger state and timers (its cleanup timer too) go. The
+        # new window itself is returned only when it is new on its own (not live yet).
         assert isinstance(window, TimeWindow)
-        merged, absorbed = window, []
-        for state_key in self.contents.keys():  # noqa: SIM118 - a MapState, not a dict
-            existing = window_of(state_key)
-            assert isinstance(existing, TimeWindow)
-            if existing.intersects(window):
-                merged = merged.cover(existing)
-                absorbed.append(existing)
-        if not absorbed or absorbed == [merged]:
+        merged, absorbed = self._live().add(window)
+        if not absorbed:
             return merged
-        self._combine(merged, sorted(absorbed), ctx)
+        trigger_context.enter(merged, merged.state_key)
+        trigger_context.merged = absorbed
+        try:
+            self.trigger.on_merge(merged, trigger_context)
+        finally:
+            trigger_context.merged = ()
+        for old in absorbed:
+            self._forget(old, old.state_key)
+        self.contents.merge(merged.state_key, [old.state_key for old in absorbed])
         return merged
 
-    def _combine(
-        self, merged: TimeWindow, absorbed: list[TimeWindow], ctx: ProcessContext[Any]
-    ) -> None:
-        parts: list[Any] = [self.contents.get(window.state_key) for window in absorbed]
-        count = sum(self.counts.get(window.state_key) or 0 for window in absorbed)
-        for window in absorbed:
-            self._clear(window, ctx)
-        combined: Any = parts[0]
-        if self.kind is WindowFunctionKind.AGGREGATE:
-            combined = copy.deepcopy(combined)
-        elif self.kind is WindowFunctionKind.PROCESS:
-            combined = list(combined)
-        for part in parts[1:]:
-            combined = self._combine_two(combined, part)
-        self.contents.put(merged.state_key, combined)
-        self._owned.add((ctx.get_current_key(), merged.state_key))
-        if count:
-            self.counts.put(merged.state_key, count)
-
-    def _combine_two(self, first: Any, second: Any) -> Any:
-        if self.kind is WindowFunctionKind.REDUCE:
-            return self.function(first, second)
-        if self.kind is WindowFunctionKind.AGGREGATE:
-            return self.function.merge(first, second)
-        first.extend(second)
-        return first
+    def _live(self) -> MergingWindowSet:
+        assert self.windows is not None
+        return self.windows
 
     def __repr__(self) -> str:
         return f"<WindowRunner {self.spec.assigner!r} {self.kind.value}>"

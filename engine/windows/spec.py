@@ -1,4 +1,4 @@
-"""WindowSpec: a windowed operator's assigner, trigger, lateness and function, checked."""
+"""WindowSpec: a windowed operator's assigner, trigger, evictor, lateness and functions, checked."""
 
 from __future__ import annotations
 
@@ -11,13 +11,10 @@ from lockgate.engine.errors import GraphError
 from lockgate.engine.functions.side_outputs import OutputTag
 from lockgate.engine.state.aggregate_function import AggregateFunction
 from lockgate.engine.windows.assigners import GlobalWindows, WindowAssigner
+from lockgate.engine.windows.evictors import Evictor
 from lockgate.engine.windows.functions import ProcessWindowFunction
-from lockgate.engine.windows.triggers import (
-    CountTrigger,
-    EventTimeTrigger,
-    ProcessingTimeTrigger,
-    Trigger,
-)
+from lockgate.engine.windows.trigger import Trigger
+from lockgate.engine.windows.triggers import EventTimeTrigger, ProcessingTimeTrigger, timed_trigger
 
 __all__ = ["WindowFunctionKind", "WindowSpec"]
 
@@ -35,29 +32,34 @@ class WindowSpec:
     """Everything a window operator needs; ``check`` raises the first problem as GraphError.
 
     ``timestamp`` reads a record's event time (for event-time assigners): given to
-    ``window()``, or taken from the watermark strategy upstream.
+    ``window()``, or taken from the watermark strategy upstream. ``window_function`` is
+    the ``ProcessWindowFunction`` given with ``reduce`` or ``aggregate``; ``evictor``
+    makes the window keep its records.
     """
 
     assigner: WindowAssigner
     kind: WindowFunctionKind
     function: Any
-    trigger: Trigger | None = None
+    trigger: Trigger[Any, Any] | None = None
+    evictor: Evictor[Any, Any] | None = None
+    window_function: ProcessWindowFunction[Any, Any, Any] | None = None
     allowed_lateness: float = 0.0
     late_tag: OutputTag[Any] | None = None
     timestamp: Callable[[Any], float] | None = None
 
     @property
-    def effective_trigger(self) -> Trigger:
-        """The trigger given, or the assigner's default."""
+    def process_function(self) -> ProcessWindowFunction[Any, Any, Any] | None:
+        """The ``ProcessWindowFunction`` that emits: given to ``process``, or as window function."""
+        if self.kind is WindowFunctionKind.PROCESS:
+            return self.function  # type: ignore[no-any-return]
+        return self.window_function
+
+    @property
+    def effective_trigger(self) -> Trigger[Any, Any]:
+        """The trigger given, or the assigner's default (as in Flink)."""
         if self.trigger is not None:
             return self.trigger
         return EventTimeTrigger() if self.assigner.is_event_time else ProcessingTimeTrigger()
-
-    @property
-    def count(self) -> int | None:
-        """The count of a count trigger (purging or not), or ``None``."""
-        base = self.effective_trigger.base
-        return base.count if isinstance(base, CountTrigger) else None
 
     def check(self, uid: str) -> None:
         """Raise ``GraphError`` naming ``uid`` for the first problem."""
@@ -74,6 +76,7 @@ class WindowSpec:
             return
         yield from self.assigner.problems()
         yield from self._trigger_problems()
+        yield from self._evictor_problems()
         yield from self._lateness_problems()
         yield from self._function_problems()
         if self.assigner.is_event_time and self.timestamp is None:
@@ -88,7 +91,12 @@ class WindowSpec:
             yield f"trigger() needs a Trigger such as CountTrigger.of(100); got {trigger!r}"
             return
         yield from trigger.problems()
-        base = trigger.base
+        if self.assigner.merges and not trigger.can_merge():
+            yield (
+                f"{type(self.assigner).__name__} merges windows, and {type(trigger).__name__} "
+                "cannot merge: give the trigger can_merge() (true) and on_merge()"
+            )
+        base = timed_trigger(trigger)
         mixed = (isinstance(base, EventTimeTrigger) and not self.assigner.is_event_time) or (
             isinstance(base, ProcessingTimeTrigger) and self.assigner.is_event_time
         )
@@ -97,11 +105,20 @@ class WindowSpec:
                 f"{type(base).__name__} does not fit {type(self.assigner).__name__}, which "
                 "ends windows on the other time; drop .trigger() to use the assigner's own"
             )
-        if isinstance(self.assigner, GlobalWindows) and self.count is None:
+        if isinstance(self.assigner, GlobalWindows) and self.trigger is None:
             yield (
                 "the global window never ends by time: give it .trigger(CountTrigger.of(n)), "
                 "or use count_window(n)"
             )
+
+    def _evictor_problems(self) -> Iterator[str]:
+        evictor: object = self.evictor
+        if evictor is None:
+            return
+        if not isinstance(evictor, Evictor):
+            yield f"evictor() needs an Evictor such as CountEvictor.of(10); got {evictor!r}"
+            return
+        yield from evictor.problems()
 
     def _lateness_problems(self) -> Iterator[str]:
         lateness = self.allowed_lateness
@@ -131,3 +148,9 @@ class WindowSpec:
                 )
         if kind is WindowFunctionKind.PROCESS and not isinstance(function, ProcessWindowFunction):
             yield f"process() needs a ProcessWindowFunction; got {function!r}"
+        window_function: object = self.window_function
+        if window_function is not None and not isinstance(window_function, ProcessWindowFunction):
+            yield (
+                f"{kind.value}(fn, window_function) needs a ProcessWindowFunction as its "
+                f"window function; got {window_function!r}"
+            )

@@ -8,63 +8,43 @@ their metavar (``PATH``), options by their long flag (``--json``).
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import re
 import tomllib
-from collections.abc import Callable, Iterator
-from typing import Any, NoReturn
+from collections.abc import Iterator
 
-import pytest
+import click
 
 from tests.docs.pages import DOCS, ROOT
 
 PAGE = DOCS / "reference" / "cli.md"
 HEADING = re.compile(r"^## `(?P<command>lockgate[\w ]*)`$")
-ROW = re.compile(r"^\| `(?P<argument>[\w-]+)` \|")
+ROW = re.compile(r"^\| `(?P<argument>[\w:|-]+)` \|")
 
 
-class Captured(Exception):
-    def __init__(self, parser: argparse.ArgumentParser) -> None:
-        super().__init__("parser captured")
-        self.parser = parser
-
-
-def entry_point() -> Callable[[list[str]], int]:
+def entry_point_group() -> click.Group:
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
-    module, _, attribute = scripts["lockgate"].partition(":")
-    main: Callable[[list[str]], int] = getattr(importlib.import_module(module), attribute)
-    return main
-
-
-def command_parser(monkeypatch: pytest.MonkeyPatch) -> argparse.ArgumentParser:
-    """The parser ``main`` builds, taken from it at its first ``parse_args``."""
-
-    def capture(self: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> NoReturn:
-        raise Captured(self)
-
-    monkeypatch.setattr(argparse.ArgumentParser, "parse_args", capture)
-    with pytest.raises(Captured) as captured:
-        entry_point()(["--help"])
-    return captured.value.parser
+    module, _, _ = scripts["lockgate"].partition(":")
+    group = importlib.import_module(module).lockgate
+    assert isinstance(group, click.Group)
+    return group
 
 
 def leaf_commands(
-    parser: argparse.ArgumentParser, prefix: str = "lockgate"
+    command: click.Command, prefix: str = "lockgate"
 ) -> Iterator[tuple[str, list[str]]]:
     """Each command that takes no subcommand, with its arguments as the page names them."""
-    subcommands = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
-    if not subcommands:
-        yield prefix, [argument_name(a) for a in parser._actions if a.dest != "help"]
-    for action in subcommands:
-        for name, child in action.choices.items():
+    if isinstance(command, click.Group):
+        for name, child in command.commands.items():
             yield from leaf_commands(child, f"{prefix} {name}")
+        return
+    yield prefix, [argument_name(p) for p in command.params if p.name != "help"]
 
 
-def argument_name(action: argparse.Action) -> str:
-    if not action.option_strings:
-        return str(action.metavar or action.dest.upper())
-    return max(action.option_strings, key=len)
+def argument_name(parameter: click.Parameter) -> str:
+    if isinstance(parameter, click.Argument):
+        return str(parameter.metavar or parameter.name).upper()
+    return max(parameter.opts, key=len)
 
 
 def documented_commands() -> dict[str, list[str]]:
@@ -79,16 +59,15 @@ def documented_commands() -> dict[str, list[str]]:
     return commands
 
 
-def test_the_page_documents_every_command_and_argument_of_the_parser(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    parsed = dict(leaf_commands(command_parser(monkeypatch)))
+def test_the_page_documents_every_command_and_argument_of_the_parser() -> None:
+    parsed = dict(leaf_commands(entry_point_group()))
 
     assert documented_commands() == parsed
 
 
-def test_the_parser_is_found_with_its_commands(monkeypatch: pytest.MonkeyPatch) -> None:
-    parsed = dict(leaf_commands(command_parser(monkeypatch)))
+def test_the_parser_is_found_with_its_commands() -> None:
+    parsed = dict(leaf_commands(entry_point_group()))
 
     assert "lockgate savepoint inspect" in parsed
     assert "--json" in parsed["lockgate savepoint inspect"]
+    assert "--savepoint-on-stop" in parsed["lockgate run"]

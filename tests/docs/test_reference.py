@@ -31,6 +31,7 @@ DIRECTIVE_TARGETS = {
     "lockgate.engine.windows",
     "lockgate.engine.testing",
     "lockgate.engine.simulation",
+    "lockgate.engine.web",
     "lockgate.engine.errors",
 }
 DIRECTIVE = re.compile(r"^::: (?P<target>\S+)$")

@@ -33,10 +33,10 @@ from lockgate.engine.graph.job_graph import OperatorNode
 from lockgate.engine.runtime.async_io.call_deadlines import CallDeadlines
 from lockgate.engine.runtime.async_io.function_lifetime import FunctionLifetime
 from lockgate.engine.runtime.async_io.handoff import Handoff, handoff_for_this_loop
-from lockgate.engine.runtime.async_io.latency_reservoir import LatencyReservoir
 from lockgate.engine.runtime.async_io.result_queue import AsyncEntry, result_queue
 from lockgate.engine.runtime.async_io.token_bucket import TokenBucket
-from lockgate.engine.runtime.metrics import AsyncIoMetrics
+from lockgate.engine.runtime.metrics.latency import LatencyHistogram
+from lockgate.engine.runtime.metrics.model import AsyncIoMetrics
 from lockgate.engine.runtime.operators.base import Operator, own_copy
 from lockgate.engine.runtime.operators.scope import OperatorScope
 from lockgate.engine.runtime.snapshots.capture import StateCapture
@@ -97,7 +97,7 @@ class AsyncWaitOperator(Operator):
         self._deadlines = (
             None if self.spec.timeout is None else CallDeadlines(self.clock, self.spec.timeout)
         )
-        self._latency = LatencyReservoir()
+        self._latency = LatencyHistogram()
         self._counts = _Counters()
         self._group: TaskGroup | None = None
         self._doorbell: Doorbell | None = None
@@ -200,7 +200,6 @@ class AsyncWaitOperator(Operator):
 
     def statistics(self) -> AsyncIoMetrics:
         """Return this operator's counters now."""
-        p50, p95, p99 = self._latency.percentiles(50, 95, 99)
         counts = self._counts
         return AsyncIoMetrics(
             uid=self.uid,
@@ -214,9 +213,7 @@ class AsyncWaitOperator(Operator):
             retries=counts.retries,
             timeouts=counts.timeouts,
             failures=counts.failures,
-            latency_p50=p50,
-            latency_p95=p95,
-            latency_p99=p99,
+            latency=self._latency.snapshot(),
         )
 
     def _fill(self) -> None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lockgate.engine.checkpointing.messages import SubtaskId
-from lockgate.engine.runtime.metrics import SubtaskMetrics
+from lockgate.engine.runtime.metrics.counters import SubtaskCounters
 
 __all__ = [
     "AttemptFailed",
@@ -103,7 +103,7 @@ class ToCoordinator:
 class Heartbeat:
     """Worker -> driver, every heartbeat interval: alive, and its subtasks' metrics now."""
 
-    metrics: tuple[SubtaskMetrics, ...] = ()
+    metrics: tuple[SubtaskCounters, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,7 @@ from lockgate.engine.checkpointing.messages import SubtaskId
 from lockgate.engine.checkpointing.storage import CheckpointStorage
 from lockgate.engine.graph.planning import ExecutionPlan
 from lockgate.engine.runtime.job.deployment import Attempt, RuntimeOptions
-from lockgate.engine.runtime.metrics import SubtaskMetrics
+from lockgate.engine.runtime.metrics.counters import SubtaskCounters
 
 __all__ = ["AttemptHost", "Executor", "HostedAttempt"]
 
@@ -30,7 +30,7 @@ class HostedAttempt:
 
     subtasks: Mapping[SubtaskId, ActorRef[Any]]
     sources: frozenset[SubtaskId]
-    statistics: Callable[[], tuple[SubtaskMetrics, ...]]
+    statistics: Callable[[], tuple[SubtaskCounters, ...]]
     start: Callable[[], None] = lambda: None
 
 

@@ -18,7 +18,7 @@ from lockgate.engine.runtime.executors.shipping import DriverObjects, ship
 from lockgate.engine.runtime.executors.worker_deployment import WorkerDeployment
 from lockgate.engine.runtime.executors.worker_link import RemoteSubtask, WorkerEnd, WorkerLink
 from lockgate.engine.runtime.job.deployment import Attempt, RuntimeOptions
-from lockgate.engine.runtime.metrics import SubtaskMetrics
+from lockgate.engine.runtime.metrics.counters import SubtaskCounters
 
 __all__ = ["ProcessHost"]
 
@@ -143,7 +143,7 @@ def _display_name(chain: OperatorChain, index: int) -> str:
     return f"{chain.name!r} {index + 1}/{chain.parallelism}"
 
 
-def _in_plan_order(plan: ExecutionPlan, links: list[WorkerLink]) -> tuple[SubtaskMetrics, ...]:
+def _in_plan_order(plan: ExecutionPlan, links: list[WorkerLink]) -> tuple[SubtaskCounters, ...]:
     order = {
         (chain.uids, index): position
         for position, (chain, index) in enumerate(

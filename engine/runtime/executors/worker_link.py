@@ -42,7 +42,7 @@ from lockgate.engine.runtime.executors.control_messages import (
 )
 from lockgate.engine.runtime.executors.frames import FrameStream
 from lockgate.engine.runtime.executors.shipping import DriverObjects, shippable
-from lockgate.engine.runtime.metrics import SubtaskMetrics
+from lockgate.engine.runtime.metrics.counters import SubtaskCounters
 from lockgate.engine.runtime.subtask.state_query import QueryState
 
 __all__ = ["RemoteSubtask", "WorkerEnd", "WorkerLink"]
@@ -90,7 +90,7 @@ class WorkerLink(Actor[Any]):
         self.listening = anyio.Event()
         self.deployed = anyio.Event()
         self.deploy_failure: BaseException | None = None
-        self.metrics: tuple[SubtaskMetrics, ...] = ()
+        self.metrics: tuple[SubtaskCounters, ...] = ()
         self._objects = objects
         self._coordinator = coordinator
         self._timeout = heartbeat_timeout

@@ -37,6 +37,7 @@ from lockgate.engine.restore.native import discard_downloads
 from lockgate.engine.restore.resolve import RestoreSettings
 from lockgate.engine.runtime.executors.executor import AttemptHost, Executor, HostedAttempt
 from lockgate.engine.runtime.executors.local import LocalExecutor
+from lockgate.engine.runtime.job.coordinator_slot import CoordinatorSlot
 from lockgate.engine.runtime.job.deployment import Attempt, RuntimeOptions
 from lockgate.engine.runtime.job.job_events import JobEvents
 from lockgate.engine.runtime.job.lifecycle import JobFailure
@@ -44,6 +45,7 @@ from lockgate.engine.runtime.job.restart import RestartStrategy
 from lockgate.engine.runtime.job.split_discovery import discover_splits
 from lockgate.engine.runtime.job.state_queries import StateQueries
 from lockgate.engine.runtime.metrics import JobMetrics
+from lockgate.engine.runtime.metrics.view import MetricsView
 from lockgate.engine.savepoints.values import ValueCodec
 from lockgate.engine.state.local_state import claimed_local_state
 from lockgate.engine.state.native_snapshot import NativeRestoreTarget
@@ -71,10 +73,11 @@ class JobMaster:
     the restart strategy, and the next attempt restores every operator from the latest
     completed checkpoint (sources rewind to its positions, sinks recover its transactions).
     ``cancel`` stops the current attempt, or the wait for the next; ``run`` then returns
-    ``False``. Every failed attempt is in ``failures`` and each lifecycle step goes to
-    ``events`` (a log record and a typed event) as it happens, before any restart delay;
-    ``state_queries`` reads keyed state from the attempt that runs. ``executor`` hosts each
-    attempt's subtasks (``LocalExecutor``: on this loop).
+    ``False``, also when an attempt that would restart was failing meanwhile. Every failed
+    attempt is in ``failures`` and each lifecycle step goes to ``events`` (a log record and
+    a typed event) as it happens, before any restart delay; ``state_queries`` reads keyed
+    state from the attempt that runs. ``executor`` hosts each attempt's subtasks
+    (``LocalExecutor``: on this loop).
     """
 
     def __init__(
@@ -92,6 +95,7 @@ class JobMaster:
         self.settings = settings
         self.store = CompletedCheckpointStore(settings.checkpoints.max_retained)
         self.statistics = CheckpointStatistics()
+        self.metrics_view = MetricsView(name, plan, options.clock)
         self.registry = SharedStateRegistry()
         self.files = CheckpointFiles(name, settings.storage, self.registry)
         self.attempt_number = 0
@@ -109,9 +113,8 @@ class JobMaster:
                 self.registry.register(checkpoint.metadata)
         self._hosted: HostedAttempt | None = None
         self._system: ActorSystem | None = None
-        self._coordinator: Any = None
+        self._coordinator = CoordinatorSlot(name)
         self._coordinator_actor: CheckpointCoordinator | None = None
-        self._coordinator_ready = anyio.Event()
         self._ended = False
         self._cancelled = False
         self._restart_wait: anyio.CancelScope | None = None
@@ -147,7 +150,7 @@ class JobMaster:
         finally:
             self._ended = True
             self.state_queries.close()
-            self._coordinator_ready.set()
+            self._coordinator.close()
             self.events.close()  # also when the host cancelled the job's task
 
     async def _run_attempts(self) -> bool:
@@ -157,7 +160,7 @@ class JobMaster:
                 return await self._run_attempt()
             except Exception as failure:
                 delay = self._on_failure(failure, tracker.on_failure)
-                if delay is None:
+                if delay is None:  # the last failure fails the job, cancelled meanwhile or not
                     raise
             if not await self._wait_to_restart(delay):
                 return False
@@ -179,16 +182,19 @@ class JobMaster:
         self, failure: Exception, restart: Callable[[float], float | None]
     ) -> float | None:
         # Recorded and reported before the restart delay, so a job failing in every attempt
-        # shows it from its first failure on. Only a JobError is worth another attempt.
+        # shows it from its first failure on. Only a JobError is worth another attempt. As in
+        # Flink, a failure that would restart the job ends a job cancelled meanwhile CANCELED,
+        # and one that ends it (no restart left) FAILED.
         self._record_failure(failure)
         delay = restart(self.options.clock.now()) if isinstance(failure, JobError) else None
-        if delay is None or self._cancelled:
-            return None
-        self.events.restarting(self.attempt_number, failure, delay)
+        if delay is not None and not self._cancelled:
+            self.events.restarting(self.attempt_number, failure, delay)
         return delay
 
     async def _wait_to_restart(self, delay: float) -> bool:
         """Wait ``delay`` seconds on the job's clock; return ``False`` if cancelled meanwhile."""
+        if self._cancelled:
+            return False
         with anyio.CancelScope() as self._restart_wait:
             await self.options.clock.sleep(delay)
         self._restart_wait = None
@@ -208,25 +214,19 @@ class JobMaster:
         """Start a checkpoint (or ``request``) once the current attempt runs.
 
         ``request`` is a ``CheckpointRequest`` (the default: a checkpoint) or a
-        ``StopRequest``; the ticket resolves when the snapshot completed or failed.
+        ``StopRequest``; the ticket resolves when the snapshot completed or failed. Asked
+        while an attempt fails, restarts or restores, the request goes to the next attempt.
         """
-        while self._coordinator is None:
-            if self._ended:
-                raise JobError(f"job '{self.name}' has ended; no checkpoint can be taken")
-            await self._coordinator_ready.wait()
-        message = CheckpointRequest() if request is None else request
-        ticket: CheckpointTicket = await self._coordinator.ask_control(message)
+        ticket: CheckpointTicket = await self._coordinator.ask(
+            CheckpointRequest() if request is None else request
+        )
         return ticket
 
     def metrics(self) -> JobMetrics:
-        """Return every subtask's counters and the checkpoint statistics now."""
-        hosted = self._hosted
-        return JobMetrics(
-            self.name,
-            () if hosted is None else hosted.statistics(),
-            checkpoints=self.statistics.snapshot(),
-            attempt=self.attempt_number,
-        )
+        """Return every subtask's metrics and the checkpoint statistics now."""
+        counters = () if self._hosted is None else self._hosted.statistics()
+        snapshot = self.statistics.snapshot()
+        return self.metrics_view.read(counters, snapshot, attempt=self.attempt_number)
 
     async def _run_attempt(self) -> bool:
         if not self._cancelled:  # as in Flink, the job runs from here; its subtasks restore
@@ -252,8 +252,7 @@ class JobMaster:
             discard_downloads(restored)  # files downloaded for operators never built
             self.state_queries.ended()
             self._system = None
-            self._coordinator = None
-            self._coordinator_ready = anyio.Event()
+            self._coordinator.fill(None)
             if self._coordinator_actor is not None:
                 self._next_checkpoint_id = self._coordinator_actor.next_checkpoint_id
         if failure is not None:
@@ -311,19 +310,19 @@ class JobMaster:
         self, system: ActorSystem, host: AttemptHost, restored: dict[str, Any]
     ) -> None:
         coordinator = self._coordinator_actor = CheckpointCoordinator(self._coordinator_setup())
-        self._coordinator = system.spawn(coordinator, name="coordinator")
-        self._coordinator_ready.set()
+        coordinator_ref = system.spawn(coordinator, name="coordinator")
+        self._coordinator.fill(coordinator_ref)
         attempt = Attempt(
             self.name,
             self.attempt_number,
             self.settings.storage,
-            self._coordinator,
+            coordinator_ref,
             restored,
             run_id=self.run_id,
             savepoint_codec=self.settings.savepoint_codec,
         )
         self._hosted = hosted = await host.deploy(system, self.plan, self.options, attempt)
-        self._coordinator.tell_control(AttemptDeployed(hosted.subtasks, hosted.sources))
+        coordinator_ref.tell_control(AttemptDeployed(hosted.subtasks, hosted.sources))
         hosted.start()
         self.state_queries.deployed(hosted.subtasks)
 

@@ -70,6 +70,7 @@ def _first_problem(
         try:
             with scope:
                 operator = create_operator(node, share, clock)
+                operator.load_keyed_state()
                 _open_and_close(operator, _context(operator, scope, max_parallelism, clock))
         except (RestoreError, OperatorError) as error:
             yield str(error)

@@ -156,6 +156,14 @@ class OutputGate:
         return self._backpressured + waiting
 
     @property
+    def output_fill(self) -> float:
+        """How full the channels this gate sends to are together, from 0.0 to 1.0."""
+        channels = [channel for partition in self.partitions for channel in partition.channels]
+        capacity = sum(channel.capacity for channel in channels)
+        held = sum(channel.statistics().size for channel in channels)
+        return min(1.0, held / capacity) if capacity else 0.0
+
+    @property
     def buffered(self) -> int:
         """Records held in buffers and outboxes, not yet sent."""
         return sum(

@@ -11,6 +11,8 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
+import anyio.to_thread
+
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot
 from lockgate.engine.events import Watermark
 from lockgate.engine.functions.async_function import AsyncFunction
@@ -42,7 +44,9 @@ __all__ = ["Operator", "key_selector", "own_copy"]
 class Operator:
     """One chained operator of a subtask: ``open``, ``process_batch`` per batch, ``close``.
 
-    State is restored when the operator is built, before ``open``; ``capture`` takes the
+    Operator state is restored when the operator is built, and so is keyed state that
+    comes as a backend's own files (opened, not read); keyed state in key groups is loaded
+    by ``restore_keyed_state``, off the event loop, before ``open``. ``capture`` takes the
     consistent copy of it that a checkpoint needs. The operator owns ``keyed_state`` (given,
     or a heap store): ``close`` closes it. An operator whose side outputs are read is given
     a ``side_outputs`` collector: the subtask drains it after each batch.
@@ -68,9 +72,34 @@ class Operator:
         self.operator_state = OperatorStateStore()
         self.restored = restored is not None
         self.function: Any = own_copy(node.function)
+        self._keyed_restore = restored  # loaded by restore_keyed_state(), before open()
+        if restored is not None and restored.native is not None:
+            self.load_keyed_state()  # a backend's own files: opened before any state is used
+        if restored is not None:
+            self.operator_state.restore(restored.lists, restored.unions, restored.broadcast)
+
+    async def restore_keyed_state(self) -> None:
+        """Load the keyed state the operator was built with, in a worker thread; once.
+
+        A million keys take a second or more to load: the event loop runs on meanwhile.
+        Nothing else touches the operator's state before ``open``.
+
+        Raises:
+            RestoreError: the restored state does not fit the operator's backend or states.
+        """
+        if self._keyed_restore is not None:
+            await anyio.to_thread.run_sync(self.load_keyed_state)
+
+    def load_keyed_state(self) -> None:
+        """Load the keyed state the operator was built with now, on this thread; once."""
+        restored, self._keyed_restore = self._keyed_restore, None
         if restored is not None:
             restore_keyed_state(self.keyed_state, restored)
-            self.operator_state.restore(restored.lists, restored.unions, restored.broadcast)
+
+    @property
+    def late_records_dropped(self) -> int | None:
+        """Records dropped as late, for operators that drop them (windows); else ``None``."""
+        return None
 
     def open(self, context: RuntimeContext) -> None:
         """Prepare to process; called once before the first batch."""

@@ -95,6 +95,7 @@ class ProcessOperator(Operator):
         *,
         keyed_state: KeyedStateBackend | None = None,
     ) -> None:
+        self._timers_restored = False  # set below: a backend's files are opened in super()
         super().__init__(node, restored, clock, keyed_state=keyed_state)
         self._fn: KeyedProcessFunction[Any, Any, Any] | KeyedCoProcessFunction[Any, Any, Any, Any]
         self._fn = self.function  # process_batch (here or in a subclass) knows which
@@ -103,8 +104,15 @@ class ProcessOperator(Operator):
         self._timers: KeyedTimers | None = None
         self._timer_service: TimerService | None = None
         self._context: ProcessContext[Any] = self._new_context(None)
-        if restored is not None and TIMER_STATES & set(restored.kinds):
+        self._timers_restored = restored is not None and bool(TIMER_STATES & set(restored.kinds))
+        if self._timers_restored and self._keyed_restore is None:  # loaded already
             self._service()  # the restored timers fire without a new registration
+
+    def load_keyed_state(self) -> None:
+        """Load the restored keyed state, timers too: they fire without a new registration."""
+        super().load_keyed_state()
+        if self._timers_restored:
+            self._service()
 
     def process_watermark(self, watermark: Watermark) -> tuple[list[Any], Watermark | None]:
         """Fire the event-time timers the watermark reached, then pass it on."""

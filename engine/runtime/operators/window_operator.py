@@ -18,7 +18,9 @@ class WindowOperator(ProcessOperator):
     """Runs the window logic of a ``WindowSpec`` node as its keyed process function.
 
     Records, timers, watermarks and side outputs (late data) take the keyed process
-    operator's paths; the runner keeps windows in keyed state.
+    operator's paths; the runner keeps windows in keyed state. ``late_records_dropped``
+    counts the records that came too late for every window they belong to and were dropped
+    (they go to the late-data side output instead, when the window has one).
     """
 
     def __init__(
@@ -31,3 +33,10 @@ class WindowOperator(ProcessOperator):
     ) -> None:
         runner = WindowRunner(node.function)
         super().__init__(replace(node, function=runner), restored, clock, keyed_state=keyed_state)
+
+    @property
+    def late_records_dropped(self) -> int:
+        """Records dropped as late since the operator started."""
+        runner = self.function  # the operator's own copy of the runner
+        assert isinstance(runner, WindowRunner)
+        return runner.late_records_dropped

@@ -30,6 +30,7 @@ from anyio.abc import TaskGroup
 from lockgate.actors import Actor, Channel, Envelope, StopActor, run_with_group
 from lockgate.engine.checkpointing.gil_handoff import HANDOFF
 from lockgate.engine.checkpointing.messages import (
+    CheckpointCommitted,
     CheckpointFailureReason,
     EndSourceInput,
     NotifyCheckpointAborted,
@@ -42,7 +43,7 @@ from lockgate.engine.checkpointing.messages import (
 from lockgate.engine.events import EndOfInput, Watermark, WatermarkStatus
 from lockgate.engine.functions.process import RuntimeContext
 from lockgate.engine.graph.planning import OperatorChain
-from lockgate.engine.runtime.metrics import SubtaskMetrics
+from lockgate.engine.runtime.metrics.counters import SubtaskCounters
 from lockgate.engine.runtime.network.barrier_aligner import (
     AbortCheckpoint,
     ChannelStateComplete,
@@ -56,6 +57,7 @@ from lockgate.engine.runtime.subtask.doorbell_wait import wait_doorbell
 from lockgate.engine.runtime.subtask.heads import Head
 from lockgate.engine.runtime.subtask.pipeline import OperatorPipeline
 from lockgate.engine.runtime.subtask.state_query import QueryState, answer_query
+from lockgate.engine.runtime.subtask.statistics import subtask_counters
 from lockgate.engine.runtime.subtask.subtask_snapshots import SubtaskSnapshots
 from lockgate.engine.runtime.subtask.tails import Tail
 from lockgate.engine.time.clock import Clock
@@ -108,9 +110,10 @@ class SubtaskActor(Actor[Any]):
         self.checkpointer = checkpointer
         self.records_in = 0
         self.idle_time = 0.0  # waits that ended; statistics() adds the one going on
-        self._idle_since: float | None = None
+        self.idle_since: float | None = None
         self.finished = False
-        self._started = settings.clock.now()
+        self.started = settings.clock.now()
+        self.stopped_at: float | None = None  # its time stops counting there
         self._stages = [(operator, self._scope(operator.uid)) for operator in operators]
         self.pipeline = OperatorPipeline(
             self._stages, tail, settings.clock, watermark_interval=settings.watermark_interval
@@ -132,10 +135,8 @@ class SubtaskActor(Actor[Any]):
         )
 
     async def on_start(self) -> None:
-        """Open the operators (and async_map's ``AsyncFunction``s), the head and the tail."""
-        for operator, scope in self._stages:
-            with scope:
-                operator.open(self._runtime_context(operator))
+        """Restore and open the operators (and ``AsyncFunction``s), then the head and the tail."""
+        await self.pipeline.open_operators(self._runtime_context)
         await self.pipeline.open_functions()
         await self.head.open(self.context.doorbell)
         await self.tail.open()
@@ -156,6 +157,7 @@ class SubtaskActor(Actor[Any]):
 
     async def on_stop(self) -> None:
         """Close the tail, the head, then (even if those fail) async functions and operators."""
+        self.stopped_at = self.settings.clock.now()
         async with contextlib.AsyncExitStack() as stack:  # no async call runs any more
             stack.callback(self._close_operators)
             stack.push_async_callback(self.pipeline.close_functions)
@@ -168,34 +170,9 @@ class SubtaskActor(Actor[Any]):
             for operator, scope in reversed(self._stages):
                 stack.callback(_close, operator, scope)
 
-    def statistics(self) -> SubtaskMetrics:
+    def statistics(self) -> SubtaskCounters:
         """Return this subtask's counters now; the times count the wait going on too."""
-        now = self.settings.clock.now()
-        elapsed = now - self._started
-        idle = (
-            self.idle_time if self._idle_since is None else self.idle_time + now - self._idle_since
-        )
-        backpressured = self.tail.backpressured_time
-        return SubtaskMetrics(
-            chain=self.settings.chain.name,
-            uids=self.settings.chain.uids,
-            subtask_index=self.settings.subtask_index,
-            parallelism=self.settings.chain.parallelism,
-            records_in=self.records_in,
-            records_out=self.tail.records_out,
-            input_buffered=self.head.buffered,
-            input_capacity=self.head.capacity,
-            output_buffered=self.tail.buffered,
-            busy_time=max(0.0, elapsed - idle - backpressured),
-            idle_time=idle,
-            backpressured_time=backpressured,
-            async_io=tuple(operator.statistics() for _, operator in self.pipeline.async_stages),
-            keyed_state=tuple(
-                (operator.uid, operator.keyed_state.statistics())
-                for operator in self.operators
-                if operator.keyed_state.has_states
-            ),
-        )
+        return subtask_counters(self)
 
     async def _loop(self) -> None:
         clock, timeout, tail = self.settings.clock, self.settings.buffer_timeout, self.tail
@@ -276,11 +253,11 @@ class SubtaskActor(Actor[Any]):
             self._rung_while_sending = False
             return
         clock = self.settings.clock
-        self._idle_since = started = clock.now()
+        self.idle_since = started = clock.now()
         try:
             await wait_doorbell(self.context.doorbell, clock, deadline=self._wake_at())
         finally:
-            self._idle_since = None
+            self.idle_since = None
             self.idle_time += clock.now() - started
 
     def _wake_at(self) -> float | None:
@@ -356,6 +333,8 @@ class SubtaskActor(Actor[Any]):
                 operator.notify_checkpoint_complete(checkpoint_id)
         await self.head.notify_checkpoint_complete(checkpoint_id)
         await self.tail.notify_checkpoint_complete(checkpoint_id)
+        committed = CheckpointCommitted(checkpoint_id, self.settings.subtask_id)
+        self.checkpointer.tell_coordinator(committed)  # a client may wait for every commit
 
     async def _notify_aborted(self, checkpoint_id: int) -> None:
         self.checkpointer.notify_aborted(checkpoint_id)

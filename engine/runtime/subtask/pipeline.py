@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import contextlib
 import math
+from collections.abc import Callable
 from typing import Any
 
 from anyio.abc import TaskGroup
 
 from lockgate.actors import Doorbell
 from lockgate.engine.events import Watermark, WatermarkStatus
+from lockgate.engine.functions.process import RuntimeContext
 from lockgate.engine.runtime.async_io.operator import AsyncWaitOperator
 from lockgate.engine.runtime.operators.base import Operator
 from lockgate.engine.runtime.operators.basic import FlatMapOperator, ProcessOperator
@@ -73,12 +75,30 @@ class OperatorPipeline:
         self._streaming = {i for i, op in enumerate(operators) if isinstance(op, FlatMapOperator)}
         self._side = operators[-1].side_outputs if operators else None
         self._watermark = -math.inf  # the newest watermark the chain's head delivered
+        self.output_watermark = -math.inf  # the newest watermark the tail sent on
         self._mid_batch = 0
+
+    @property
+    def input_watermark(self) -> float:
+        """The newest watermark the chain's head delivered (``-inf`` before the first)."""
+        return self._watermark
+
+    @property
+    def side_output_records(self) -> dict[str, int]:
+        """Records sent to each read side output of the chain's last operator, by tag."""
+        return {} if self._side is None else dict(self._side.sent)
 
     @property
     def is_mid_batch(self) -> bool:
         """Whether a batch is being sent on in chunks: no snapshot may be taken now."""
         return self._mid_batch > 0
+
+    async def open_operators(self, context_of: Callable[[Operator], RuntimeContext]) -> None:
+        """Load each operator's restored keyed state (off the loop) and open it, head first."""
+        for operator, scope in self.stages:
+            with scope:
+                await operator.restore_keyed_state()
+                operator.open(context_of(operator))
 
     async def open_functions(self) -> None:
         """Open the async operators' ``AsyncFunction``s, head first (after ``Operator.open``)."""
@@ -261,6 +281,7 @@ class OperatorPipeline:
             if passed is None:
                 return
             watermark = passed
+        self.output_watermark = watermark.timestamp
         await self.tail.emit_watermark(watermark)
 
     async def _status_from(self, index: int, status: WatermarkStatus) -> None:

@@ -32,6 +32,10 @@ class Tail(Protocol):
     def buffered_since(self) -> float | None:
         """When the oldest record held back was buffered, or ``None``."""
 
+    @property
+    def output_fill(self) -> float:
+        """How full the output channels are together, from 0.0 to 1.0 (0.0 for a sink)."""
+
     async def open(self) -> None:
         """Prepare to accept records."""
 
@@ -111,6 +115,11 @@ class GateTail:
         """Records buffered, not yet sent."""
         return self.gate.buffered
 
+    @property
+    def output_fill(self) -> float:
+        """How full the output channels are together."""
+        return self.gate.output_fill
+
     async def open(self) -> None:
         """Nothing to open."""
 
@@ -154,6 +163,7 @@ class SinkTail:
     backpressured_time = 0.0
     buffered_since: float | None = None
     buffered = 0
+    output_fill = 0.0
 
     def __init__(self, writer: SinkWriter[Any], scope: OperatorScope) -> None:
         self.writer = writer

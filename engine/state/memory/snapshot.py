@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from typing import Any
 
+from lockgate.engine.state.gil_share import sharing_the_gil
 from lockgate.engine.state.key_groups import key_group_for
 from lockgate.engine.state.ttl import EXPIRED
 
@@ -23,7 +24,8 @@ class KeyedStateSnapshot:
     Invariant: it never changes. It holds shallow copies of the store's tables, and the store
     never changes a value or container those copies reference (values are replaced wholesale,
     containers are copied on their first write after the snapshot). So ``by_key_group`` may
-    run in a worker thread while the event loop keeps writing to the store.
+    run in a worker thread while the event loop keeps writing to the store; it releases the
+    GIL every thousand keys or so, so the event loop never waits long for it.
     """
 
     __slots__ = ("_expiring", "_plain", "_tables", "_time", "kinds")
@@ -111,11 +113,15 @@ class KeyedStateSnapshot:
         export = self._expiring.get(name)
         if export is None:
             to_plain = self._plain.get(name)
-            changed = [(k, v) for k, v in table.items() if get(k, _MISSING) is not v]
+            items = sharing_the_gil(table.items())
+            changed = [(k, v) for k, v in items if get(k, _MISSING) is not v]
             if to_plain is not None:
                 changed = [(k, to_plain(entry.value)) for k, entry in changed]
             return changed, []
-        exported = [(k, export(v, self._time), get(k, _MISSING) is not v) for k, v in table.items()]
+        exported = [
+            (k, export(v, self._time), get(k, _MISSING) is not v)
+            for k, v in sharing_the_gil(table.items())
+        ]
         expired = [k for k, value, _ in exported if value is EXPIRED and k in old]
         return [(k, value) for k, value, new in exported if new and value is not EXPIRED], expired
 
@@ -127,7 +133,7 @@ class KeyedStateSnapshot:
             return self._split_expiring(table, group_of, export)
         to_plain = self._plain.get(name)
         parts: dict[int, dict[Any, Any]] = {}
-        for key, value in table.items():
+        for key, value in sharing_the_gil(table.items()):
             group = group_of(key)
             part = parts.get(group)
             if part is None:
@@ -142,7 +148,7 @@ class KeyedStateSnapshot:
         export: Callable[[Any, float], Any],
     ) -> dict[int, dict[Any, Any]]:
         parts: dict[int, dict[Any, Any]] = {}
-        for key, stored in table.items():
+        for key, stored in sharing_the_gil(table.items()):
             value = export(stored, self._time)
             if value is not EXPIRED:
                 parts.setdefault(group_of(key), {})[key] = value

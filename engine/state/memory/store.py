@@ -15,6 +15,7 @@ from lockgate.engine.state.descriptors import (
     ValueStateDescriptor,
     check_keyed,
 )
+from lockgate.engine.state.gil_share import sharing_the_gil
 from lockgate.engine.state.handles import (
     AggregatingState,
     ListState,
@@ -261,7 +262,8 @@ class KeyedStateStore:
 
     def statistics(self) -> KeyedStateStatistics:
         """Return the states and entries held, the snapshot counters, and how it was restored."""
-        entries = sum(len(table) for table in self.tables.values())
+        # A list first: a restore may add a table from a worker thread meanwhile.
+        entries = sum(len(table) for table in list(self.tables.values()))
         return KeyedStateStatistics(
             len(self.tables), entries, self.epoch, self._copies, self._restore
         )
@@ -316,9 +318,11 @@ class KeyedStateStore:
         restorer = self._restorers.get(name)
         if restorer is not None:
             deadline = self._policies[name].deadline()
-            table.update((key, restorer(value, deadline)) for key, value in values.items())
+            items = sharing_the_gil(values.items())
+            table.update((key, restorer(value, deadline)) for key, value in items)
         elif name in self._plain:
-            table.update((key, StateEntry(FROZEN, value)) for key, value in values.items())
+            items = sharing_the_gil(values.items())
+            table.update((key, StateEntry(FROZEN, value)) for key, value in items)
         else:
             table.update(values)
 

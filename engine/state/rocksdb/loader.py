@@ -7,6 +7,7 @@ from typing import Any
 
 from rocksdict import Rdict, WriteBatch
 
+from lockgate.engine.state.gil_share import sharing_the_gil
 from lockgate.engine.state.rocksdb.database import scan
 from lockgate.engine.state.rocksdb.keys import KeyCodec, encode_key, prefix_end
 from lockgate.engine.state.rocksdb.values import dump, dump_items, load, plain, split
@@ -39,7 +40,7 @@ class StateLoader:
         Each key goes to the key group its hash gives it, whatever group it came in.
         """
         locate = self._codec.locate
-        for key, value in values.items():
+        for key, value in sharing_the_gil(values.items()):  # often in a worker thread
             group, frame = locate(key)
             self._put(group + state_id + frame, kind, value)
 

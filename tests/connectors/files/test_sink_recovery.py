@@ -286,3 +286,27 @@ async def test_a_writer_that_committed_everything_leaves_no_hidden_file(tmp_path
     await writer.close()
 
     assert hidden_names(tmp_path) == []
+
+
+async def test_leftovers_a_writer_died_before_removing_are_removed_by_the_one_restoring_it(
+    tmp_path: Path,
+) -> None:
+    # First writer: checkpoint 1 completes in the checkpoint, not in the sink (killed).
+    sink = FileSink(tmp_path)
+    first = await pre_committed(sink, ["a"], context())
+    # Second writer: commits the first's transaction (so the first's record exists), then its
+    # own checkpoint 2 completes, and it is killed before its notification removed the
+    # first's leftovers.
+    second = await opened(sink, context(restored=tuple(first)))
+    await second.write(["b"])
+    state = await second.snapshot_state(2)
+    await second.close()
+    assert len(hidden_names(tmp_path)) == 2, "the first's record, the second's pending file"
+
+    third = await opened(sink, context(restored=tuple(state)))
+    await third.finish()
+    await third.snapshot_state(3)
+    await third.notify_checkpoint_complete(3)
+    await third.close()
+
+    assert (hidden_names(tmp_path), sorted(sink.read_lines())) == ([], ["a", "b"])

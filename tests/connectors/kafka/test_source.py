@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Iterable
 from typing import Any
@@ -29,6 +28,8 @@ from lockgate.engine import (
     SystemClock,
 )
 from lockgate.engine.io.sources import assign_splits
+from lockgate.engine.testing import LoopLagMonitor
+from tests.engine.jobs.million_keys import STALL
 
 pytestmark = pytest.mark.asyncio_only(reason="aiokafka runs on asyncio only")
 
@@ -305,29 +306,6 @@ async def test_a_broker_that_cannot_be_reached_is_reported_when_splits_are_disco
         await source.discover_splits()
 
 
-class LoopLag:
-    """A task that sleeps 1 ms again and again; ``worst`` is the latest it ever woke."""
-
-    def __init__(self) -> None:
-        self.worst = 0.0
-        self.ticks = 0
-        self._ticked = anyio.Event()
-
-    async def measure(self) -> None:
-        while True:
-            before = time.monotonic()
-            await anyio.sleep(0.001)
-            self.worst = max(self.worst, time.monotonic() - before - 0.001)
-            self.ticks += 1
-            self._ticked.set()
-            self._ticked = anyio.Event()
-
-    async def wait_ticks(self, count: int) -> None:
-        until = self.ticks + count
-        while self.ticks < until:
-            await self._ticked.wait()
-
-
 class SilentBroker:
     """A TCP server that accepts a connection and never answers it."""
 
@@ -341,25 +319,40 @@ class SilentBroker:
 
 
 async def test_asking_a_silent_broker_for_partitions_leaves_the_loop_running() -> None:
-    broker, lag = SilentBroker(), LoopLag()
+    broker = SilentBroker()
     listener = await anyio.create_tcp_listener(local_host="127.0.0.1")
     port = listener.extra(anyio.abc.SocketAttribute.local_port)
     env = StreamEnvironment()
     source = KafkaSource(f"127.0.0.1:{port}", ["orders"])
     env.from_source(source, uid="orders").sink_to(CollectSink(), uid="out")
 
-    async with listener, anyio.create_task_group() as tasks:
+    async with listener, anyio.create_task_group() as tasks, LoopLagMonitor() as lag:
         tasks.start_soon(listener.serve, broker.hold)
-        tasks.start_soon(lag.measure)
         async with env.start("silent-broker") as job:
             with anyio.fail_after(5):
                 await broker.connected.wait()  # the job waits for the broker's answer
-                await lag.wait_ticks(20)  # and the loop's other tasks keep running
+                await lag.wait_measured(20)  # and the loop's other tasks keep running
             job.cancel()  # ends the wait for the broker at once
         tasks.cancel_scope.cancel()
 
-    assert lag.worst < 1.0  # the request waits up to 10 s: a blocked loop would show it
+    # the request waits up to 10 s: a blocked loop would show it
+    assert lag.statistics().busy_max < STALL, lag.statistics()
     assert job.status is JobStatus.CANCELED
+
+
+async def test_listing_the_partitions_of_a_broker_never_stalls_the_loop(
+    kafka_bootstrap: str, topic: str
+) -> None:
+    await create_topic(kafka_bootstrap, topic, 3)
+    source = KafkaSource(kafka_bootstrap, [topic])
+
+    async with LoopLagMonitor() as lag:
+        await lag.wait_measured(1)
+        splits = await splits_of(source, 1)
+        await lag.wait_measured(10)
+
+    assert len(splits) == 3
+    assert lag.statistics().busy_max < STALL, lag.statistics()
 
 
 def test_splits_cannot_be_made_before_the_partitions_are_discovered() -> None:

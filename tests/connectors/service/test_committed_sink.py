@@ -154,9 +154,3 @@ async def test_subscribers_see_every_committed_record_once_in_one_order_across_a
     assert fail.fired
     assert sorted(seen) == list(range(1500))  # each record once, none lost
     assert await take(second, 1500) == seen == history  # one commit order for all
-
-
-# On trio the ingress tests hang (a waiter is never woken): issue 14, item 5, is open for them.
-pytestmark = pytest.mark.asyncio_only(
-    reason="IngressSource and CommittedSink are not yet shown to run on trio"
-)

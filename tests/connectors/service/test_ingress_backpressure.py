@@ -4,10 +4,11 @@ raises; no record is lost or repeated by the waiting."""
 from __future__ import annotations
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from lockgate.connectors import IngressClosed, IngressFull, IngressSource
-from tests.connectors.service.jobs import HeldSink, service_env
+from tests.connectors.service.jobs import HeldSink, service_env, wait_until_read
 
 
 async def test_send_waits_until_a_job_reads_the_ingress():
@@ -125,7 +126,42 @@ async def test_a_key_function_keeps_a_keys_records_in_one_split_in_order():
         assert [n for k, n in sink.results if k == key] == list(range(20))
 
 
-# On trio the ingress tests hang (a waiter is never woken): issue 14, item 5, is open for them.
-pytestmark = pytest.mark.asyncio_only(
-    reason="IngressSource and CommittedSink are not yet shown to run on trio"
-)
+async def test_a_loop_of_sends_gives_the_other_tasks_a_turn_every_64_sends():
+    ingress: IngressSource[int] = IngressSource(capacity=1_000)
+    env = service_env()
+    env.from_source(ingress, uid="in").sink_to(HeldSink(), uid="out")  # reads, never drains
+    turns = 0
+
+    async def other_task() -> None:
+        nonlocal turns
+        while True:
+            turns += 1
+            await anyio.lowlevel.checkpoint()
+
+    async with env.start("turns") as job, anyio.create_task_group() as group:
+        await ingress.send(0)  # a job reads the ingress now
+        group.start_soon(other_task)
+        before = turns
+        for number in range(640):
+            await ingress.send(number)
+        given = turns - before
+        group.cancel_scope.cancel()
+        job.cancel()
+
+    assert given >= 9  # 640 sends, a turn every 64th
+
+
+async def test_sends_that_find_room_do_not_yield_so_the_job_reads_them_together():
+    ingress: IngressSource[int] = IngressSource()
+    env = service_env()
+    env.from_source(ingress, uid="in").sink_to(HeldSink(), uid="out")
+
+    async with env.start("together") as job:
+        await ingress.send(0)  # the first send, waiting for the job
+        await wait_until_read(ingress, 1)
+        for number in range(1, 63):  # sends 2 to 63: the 64th would yield
+            await ingress.send(number)
+        waiting = ingress.statistics().unread
+        job.cancel()
+
+    assert waiting == 62  # not one by one: the job's reader had no turn in between

@@ -93,9 +93,3 @@ async def test_without_checkpointing_a_record_is_let_go_once_read():
 
     assert held == 0
     assert sink.results == list(range(20))
-
-
-# On trio the ingress tests hang (a waiter is never woken): issue 14, item 5, is open for them.
-pytestmark = pytest.mark.asyncio_only(
-    reason="IngressSource and CommittedSink are not yet shown to run on trio"
-)

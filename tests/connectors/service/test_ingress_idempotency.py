@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import anyio
-import pytest
 
 from lockgate.connectors import CollectSink, IngressSource
 from lockgate.engine import ManualClock, StreamEnvironment
@@ -50,6 +49,21 @@ async def test_a_record_retried_with_its_key_after_a_failure_is_reflected_once()
     assert sorted(sink.results) == orders  # the retry and the replayed o5 count once
 
 
+async def test_a_retry_read_after_its_original_returns_once_the_next_checkpoint_completes():
+    ingress: IngressSource[str] = IngressSource()
+    env = service_env()
+    sink = orders_job(env, ingress)
+
+    async with env.start("orders") as job:
+        await send_and_commit(job, ingress, "o1", idempotency_key="o1")
+        with anyio.fail_after(10):  # the retry, alone in its split, used to wait forever
+            await send_and_commit(job, ingress, "o1", idempotency_key="o1")
+        job.cancel()
+
+    assert sink.results == ["o1"]
+    assert ingress.statistics().held == 0  # the checkpoint covered the retry: let go
+
+
 async def test_the_keys_survive_a_stop_with_savepoint_and_a_restore(tmp_path: Path):
     first: IngressSource[str] = IngressSource()
     env = service_env()
@@ -88,9 +102,3 @@ async def test_a_key_is_forgotten_once_its_time_to_live_is_over():
         await job.wait()
 
     assert sink.results == ["first", "after the ttl"]
-
-
-# On trio the ingress tests hang (a waiter is never woken): issue 14, item 5, is open for them.
-pytestmark = pytest.mark.asyncio_only(
-    reason="IngressSource and CommittedSink are not yet shown to run on trio"
-)

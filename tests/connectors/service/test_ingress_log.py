@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 from lockgate.connectors.service.ingress_log import CommitTicket, IngressLog
 
 
@@ -70,9 +68,3 @@ def test_a_log_that_does_not_hold_lets_records_go_once_read():
     log.release_to(log.read)
 
     assert (log.held_from, log.held, log.take(10)) == (2500, 500, (2500, list(range(2500, 2510))))
-
-
-# On trio the ingress tests hang (a waiter is never woken): issue 14, item 5, is open for them.
-pytestmark = pytest.mark.asyncio_only(
-    reason="IngressSource and CommittedSink are not yet shown to run on trio"
-)

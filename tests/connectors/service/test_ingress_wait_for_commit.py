@@ -9,7 +9,12 @@ import pytest
 from lockgate.connectors import CollectSink, IngressNotCommitted, IngressSource
 from lockgate.engine import JobError, StreamEnvironment
 from lockgate.engine.testing import FailOnce
-from tests.connectors.service.jobs import send_and_commit, service_env
+from tests.connectors.service.jobs import (
+    completed_now,
+    send_and_commit,
+    service_env,
+    wait_until_read,
+)
 
 
 def failing_at(record: int, fail: FailOnce):
@@ -39,20 +44,22 @@ async def test_wait_for_commit_returns_only_once_a_completed_checkpoint_covers_t
     completed_when_returned: list[int] = []
 
     async with env.start("commit") as job:
+        events = job.events()
 
         async def send() -> None:
             await ingress.send(1, wait_for_commit=True)
-            completed_when_returned.append(job.metrics().checkpoints.completed)
+            completed_when_returned.extend(await completed_now(events))
 
         async with anyio.create_task_group() as group:
             group.start_soon(send)
-            await anyio.wait_all_tasks_blocked()  # read and passed on; no checkpoint yet
-            assert completed_when_returned == []
+            await wait_until_read(ingress, 1)  # read and passed on; no checkpoint yet
+            completed_before = await completed_now(events)
             completed = await job.trigger_checkpoint()
         job.cancel()
 
+    assert completed_before == []
     assert completed.checkpoint_id == 1
-    assert completed_when_returned == [1]
+    assert completed_when_returned == [1]  # its CheckpointCompleted came before send returned
     assert sink.results == [1]
 
 
@@ -96,25 +103,22 @@ async def test_send_many_waits_until_every_record_is_covered():
     ingress: IngressSource[int] = IngressSource()
     env = service_env()
     sink = ingress_job(env, ingress)
-    returned = anyio.Event()
+    completed_when_returned: list[int] = []
 
     async with env.start("commit") as job:
+        events = job.events()
 
         async def send() -> None:
             await ingress.send_many(range(30), wait_for_commit=True)
-            returned.set()
+            completed_when_returned.extend(await completed_now(events))
 
         async with anyio.create_task_group() as group:
             group.start_soon(send)
-            await anyio.wait_all_tasks_blocked()
-            assert not returned.is_set()
-            await job.trigger_checkpoint()
+            await wait_until_read(ingress, 30)
+            returned_before = list(completed_when_returned)
+            await job.trigger_checkpoint()  # covers them all
         job.cancel()
 
+    assert returned_before == []
+    assert completed_when_returned == [1]
     assert sink.results == list(range(30))
-
-
-# On trio the ingress tests hang (a waiter is never woken): issue 14, item 5, is open for them.
-pytestmark = pytest.mark.asyncio_only(
-    reason="IngressSource and CommittedSink are not yet shown to run on trio"
-)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 from lockgate.connectors.service.recent_keys import RecentKeys
 
 
@@ -30,9 +28,3 @@ def test_restored_keys_live_out_the_time_they_had_left_on_the_new_clock():
     assert not keys.seen("a", 6, now=103.0)  # a's time was up: seen anew, at position 6
     assert keys.seen("b", 7, now=107.0)
     assert keys.remaining_before(6, now=107.0) == {"b": 1.0}
-
-
-# On trio the ingress tests hang (a waiter is never woken): issue 14, item 5, is open for them.
-pytestmark = pytest.mark.asyncio_only(
-    reason="IngressSource and CommittedSink are not yet shown to run on trio"
-)

@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import anyio
-import pytest
 
 from lockgate.connectors import CommittedSink, IngressSource
 from lockgate.connectors.service import CommittedTransaction
@@ -59,9 +58,3 @@ async def test_a_stop_with_savepoint_and_a_restore_at_another_parallelism_lose_a
     assert len(readers) == 2 and all(readers)  # the three splits went to both subtasks
     assert sorted(first + rest) == list(range(N))
     assert records.buffered == 0 and sink.statistics().committed == N
-
-
-# On trio the ingress tests hang (a waiter is never woken): issue 14, item 5, is open for them.
-pytestmark = pytest.mark.asyncio_only(
-    reason="IngressSource and CommittedSink are not yet shown to run on trio"
-)

@@ -103,8 +103,8 @@ async def test_within_tolerable_failures_the_job_runs_on_and_checkpoints_again()
     assert completed.checkpoint_id == 2
     assert status is JobStatus.RUNNING
     assert [(r.checkpoint_id, r.status, r.failure_reason) for r in history] == [
-        (1, CheckpointStatus.ABORTED, STORAGE_FAILED),
-        (2, CheckpointStatus.COMPLETED, None),
+        (1, CheckpointStatus.ABORTED.value, STORAGE_FAILED.name),
+        (2, CheckpointStatus.COMPLETED.value, None),
     ]
 
 

@@ -70,7 +70,7 @@ async def test_a_checkpoint_records_its_trigger_time_on_the_engine_clock() -> No
 
     assert (record.checkpoint_id, record.status, record.trigger_time) == (
         1,
-        CheckpointStatus.COMPLETED,
+        CheckpointStatus.COMPLETED.value,
         5.0,
     )
 
@@ -191,8 +191,8 @@ async def test_a_failed_checkpoint_carries_its_failure_reason() -> None:
             await cancel_and_wait(job)
 
     assert (record.status, record.failure_reason) == (
-        CheckpointStatus.ABORTED,
-        CheckpointFailureReason.STORAGE_FAILED,
+        CheckpointStatus.ABORTED.value,
+        CheckpointFailureReason.STORAGE_FAILED.name,
     )
 
 

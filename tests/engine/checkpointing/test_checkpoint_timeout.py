@@ -78,7 +78,7 @@ async def test_a_timed_out_checkpoint_is_notified_as_aborted() -> None:
 
     assert log.who("aborted", 1) == ["sink[0]"]
     assert [(r.checkpoint_id, r.failure_reason) for r in history] == [
-        (1, CheckpointFailureReason.TIMEOUT)
+        (1, CheckpointFailureReason.TIMEOUT.name)
     ]
 
 

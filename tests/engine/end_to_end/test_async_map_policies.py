@@ -230,4 +230,7 @@ async def test_metrics_report_calls_in_flight_and_latency_percentiles_on_the_clo
     (after,) = result.metrics.async_io("calls")
     assert (during.in_flight, during.queued, during.calls, during.latency_p50) == (10, 10, 10, None)
     assert (after.in_flight, after.queued, after.completed) == (0, 0, 10)
-    assert (after.latency_p50, after.latency_p95, after.latency_p99) == (0.5, 1.0, 1.0)
+    assert (after.latency_p50, after.latency_p95, after.latency_p99) == pytest.approx(
+        (0.5, 1.0, 1.0), rel=0.01
+    )
+    assert (after.latency.count, after.latency.sum) == (10, pytest.approx(7.5))

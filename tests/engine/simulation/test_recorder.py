@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from lockgate.engine import JobMetrics
+from lockgate.engine.runtime.metrics import CheckpointMetrics
 from lockgate.engine.simulation import Arrival
 from lockgate.engine.simulation.recorder import Recorder
 
@@ -32,6 +33,6 @@ def test_latency_runs_from_admission_and_lag_from_the_intended_arrival() -> None
 def test_a_sample_keeps_each_subtask_under_its_chain_and_index() -> None:
     recorder = Recorder(every=1.0)
 
-    recorder.sample(1.0, JobMetrics("job", ()))
+    recorder.sample(1.0, JobMetrics("job", 0, 1.0, 5.0, [], CheckpointMetrics()))
 
     assert [(s.time, s.subtasks) for s in recorder.samples] == [(1.0, {})]

@@ -21,6 +21,7 @@ from lockgate.connectors import CollectionSource, CollectSink
 from lockgate.engine import (
     OutputTag,
     RuntimeContext,
+    SlidingEventTimeWindows,
     StreamEnvironment,
     TumblingEventTimeWindows,
     Watermark,
@@ -30,7 +31,7 @@ from lockgate.engine.functions.side_outputs import SideOutputCollector
 from lockgate.engine.graph.job_graph import OperatorKind, OperatorNode
 from lockgate.engine.runtime.operators.window_operator import WindowOperator
 from lockgate.engine.time.clock import ManualClock
-from lockgate.engine.windows.lateness import cleanup_time
+from lockgate.engine.windows.lateness import cleanup_time, is_element_late
 from lockgate.engine.windows.spec import WindowFunctionKind, WindowSpec
 
 Event = tuple[str, float, int]  # (key, event time, value)
@@ -91,6 +92,44 @@ def test_a_record_is_late_exactly_when_flink_says_it_is(
     decided = lockgate_is_late(end, size, lateness, newest, delay)
 
     assert decided == flink_is_late(end, lateness, newest, delay)
+
+
+@given(
+    time=st.integers(-(2**40), 2**40),
+    lateness=st.integers(0, 2**40),
+    delay=st.integers(0, 2**20),
+    offset=near_the_boundary,
+)
+def test_a_record_is_late_for_the_late_output_exactly_when_flink_says_it_is(
+    time: int, lateness: int, delay: int, offset: int
+) -> None:
+    newest = time + lateness + delay + offset
+    generator = WatermarkStrategy.for_bounded_out_of_orderness(float(delay))
+    generator = generator.with_timestamp_assigner(float).create_generator()
+    generator.on_records([float(newest)], now=0.0)
+
+    decided = is_element_late(float(time), float(lateness), generator.current)
+
+    assert decided == (time + lateness <= newest - delay - 1)  # WindowOperator.isElementLate
+
+
+def test_a_record_between_sliding_windows_goes_aside_only_when_late() -> None:
+    spec = WindowSpec(
+        assigner=SlidingEventTimeWindows.of(5.0, 10.0),  # [0, 5), [10, 15): a gap at [5, 10)
+        kind=WindowFunctionKind.REDUCE,
+        function=lambda a, b: a,
+        late_tag=LATE,
+        timestamp=lambda event: event[1],
+    )
+    node = OperatorNode(0, "w", "w", OperatorKind.WINDOW, spec, 1, True, lambda e: e[0])
+    operator, late = WindowOperator(node, clock=ManualClock()), SideOutputCollector([LATE])
+    operator.send_side_outputs_to(late)
+    operator.open(RuntimeContext("w", 0, 1, 128, ManualClock(), operator.keyed_state))
+    operator.process_watermark(Watermark(6.0))
+
+    operator.process_batch([("k", 7.0, 1), ("k", 6.0, 2)])
+
+    assert late.drain() == {LATE: [("k", 6.0, 2)]}
 
 
 # Ends above the lowest float: below that there is only -inf.

@@ -18,6 +18,7 @@ from lockgate.engine import (
     GlobalWindows,
     GraphError,
     OutputTag,
+    ProcessingTimeSessionWindows,
     ProcessWindowFunction,
     RestartStrategy,
     SlidingEventTimeWindows,
@@ -463,3 +464,33 @@ def test_window_all_runs_in_one_subtask_only() -> None:
 
     with pytest.raises(GraphError, match=r"window 'sums' runs in one subtask.*parallelism=2"):
         stream.window_all(TumblingEventTimeWindows.of(5)).reduce(max, uid="sums", parallelism=2)
+
+
+async def test_processing_time_sessions_merge_and_fire_when_the_clock_passes_their_end() -> None:
+    clock, topic = ManualClock(), Topic(partitions=1)
+    env = StreamEnvironment(clock=clock)
+    log = WatermarkLog()
+    (
+        env.from_source(TopicSource(topic), uid="numbers")
+        .map(topic.passed)
+        .key_by(lambda n: "all")
+        .window(ProcessingTimeSessionWindows.with_gap(5.0))
+        .reduce(lambda a, b: a + b, uid="sums")
+        .sink_to(log, uid="out")
+    )
+
+    async with env.start("sessions") as job:
+        topic.append([1], partition_of=lambda _: 0)  # [0, 5)
+        await topic.all_read.wait()
+        clock.advance(3.0)
+        topic.append([2], partition_of=lambda _: 0)  # [3, 8): merges into [0, 8)
+        await topic.all_read.wait()
+        clock.advance(4.9)  # 7.9: the merged session is still open
+        topic.append([4], partition_of=lambda _: 0)  # [7.9, 12.9): merges into [0, 12.9)
+        await topic.all_read.wait()
+        clock.advance(5.0)  # 12.9: it ends
+        await log.changes.wait_until(lambda: len(log.records()) == 1)
+        topic.close()
+        await job.wait()
+
+    assert log.records() == [1 + 2 + 4]

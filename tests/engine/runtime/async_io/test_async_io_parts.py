@@ -1,4 +1,4 @@
-"""The parts of async_map: retry schedule, token bucket, latency reservoir, call deadlines."""
+"""The parts of async_map: retry schedule, token bucket, call deadlines."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import pytest
 
 from lockgate.engine import AsyncRetry, ManualClock
 from lockgate.engine.runtime.async_io.call_deadlines import CallDeadlines
-from lockgate.engine.runtime.async_io.latency_reservoir import LatencyReservoir
 from lockgate.engine.runtime.async_io.token_bucket import TokenBucket
 
 
@@ -54,27 +53,6 @@ def test_a_token_bucket_refills_with_time_but_never_beyond_its_burst() -> None:
 def test_a_token_bucket_needs_a_positive_rate() -> None:
     with pytest.raises(ValueError, match="rate > 0"):
         TokenBucket(0.0, burst=1.0, now=0.0)
-
-
-def test_the_reservoir_answers_nearest_rank_percentiles() -> None:
-    reservoir = LatencyReservoir()
-    for ms in range(1, 101):
-        reservoir.record(ms / 1000)
-
-    assert reservoir.percentiles(50, 95, 99) == (0.05, 0.095, 0.099)
-
-
-def test_the_reservoir_keeps_only_the_most_recent_samples() -> None:
-    reservoir = LatencyReservoir(size=3)
-    for seconds in (9.0, 9.0, 1.0, 2.0, 3.0):
-        reservoir.record(seconds)
-
-    assert len(reservoir) == 3
-    assert reservoir.percentiles(100) == (3.0,)
-
-
-def test_the_reservoir_has_no_percentile_before_its_first_sample() -> None:
-    assert LatencyReservoir().percentiles(50, 99) == (None, None)
 
 
 async def test_call_deadlines_drop_finished_calls_so_they_hold_about_the_calls_in_flight() -> None:

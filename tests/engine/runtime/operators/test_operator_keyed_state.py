@@ -35,8 +35,10 @@ def test_a_capture_carries_the_kind_of_every_keyed_state() -> None:
 def test_a_restore_of_another_kind_of_state_names_the_operator_and_the_state() -> None:
     restored = OperatorSnapshot("sums", kinds={"reduced": "list"})
 
+    operator = ReduceOperator(node(OperatorKind.REDUCE, add), restored)
+
     with pytest.raises(IncompatibleState, match=r"operator 'sums': state 'reduced' was restored"):
-        ReduceOperator(node(OperatorKind.REDUCE, add), restored)
+        operator.load_keyed_state()
 
 
 class FailsToClose(KeyedProcessFunction[Any, Any, Any]):

@@ -24,8 +24,8 @@ from lockgate.engine.api.cli import EXIT_OK, EXIT_PROBLEMS, EXIT_USAGE, main
 from tests.engine.checkpointing.test_metadata import resealed
 from tests.engine.restore.test_reader import MAX_PARALLELISM, write_snapshot
 
-ROOT = Path(__file__).parents[3]
-THIS = "tests.engine.api.test_cli"
+ROOT = Path(__file__).parents[4]
+THIS = "tests.engine.api.cli.test_savepoint"
 
 
 def sums_job(*, with_sums: bool = True, parallelism: int = 2) -> StreamEnvironment:
@@ -291,7 +291,7 @@ def test_a_missing_command_is_a_usage_error(capsys: pytest.CaptureFixture[str]) 
     status = main(["savepoint"])
 
     assert status == EXIT_USAGE
-    assert "usage: lockgate savepoint" in capsys.readouterr().err
+    assert "Usage: lockgate savepoint" in capsys.readouterr().err
 
 
 def test_python_m_runs_the_command(savepoint: str) -> None:
