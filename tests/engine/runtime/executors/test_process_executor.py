@@ -159,7 +159,8 @@ async def test_metrics_report_the_subtasks_of_every_worker(tmp_path: Path) -> No
         result = await env.execute("doubled", executor=ProcessExecutor(workers=2))
 
     subtasks = result.metrics.subtasks
-    assert [m.subtask_index for m in subtasks] == [0, 1]
+    assert [m.key for m in subtasks] == ["numbers#0", "numbers#1"]
+    assert all(m.finished for m in subtasks)
     assert sum(m.records_in for m in subtasks) == N
 
 
