@@ -13,16 +13,26 @@ count at the end (a ``DriverSide``), checked against the input. Workloads:
   Their input is made in the source's subtasks from ``range(records)`` (a line or an event
   per number), so that no contender pickles millions of input records to its workers.
 
+Each contender prints three figures: ``total``, the whole run (for the workers: starting
+their processes, deploying, the records, tearing down); ``running``, from the first record
+the sink got to its last (``time.monotonic``, one clock for every process of the machine),
+which leaves the fixed costs out; and ``cpu``, the CPU seconds of the driving process and
+its worker processes together, which says whether the workers had a core each (``cpu`` near
+twice ``running``) or shared one with the machine's other work. Two ratios are printed, of
+``total`` and of ``running``; the goal is stated for the first.
+
 Run with ``--help`` for flags.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
+import resource
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -44,31 +54,39 @@ GOAL = 1.5  # process executor at parallelism 2 against the local one at 1 (issu
 class TallySink(Sink[Any], DriverSide):
     """Counts records per subtask; each subtask adds its count to the original at its end."""
 
-    driver_only = ("count",)
+    driver_only = ("count", "first", "last")
 
     def __init__(self) -> None:
         self.count = 0
+        self.first = math.inf
+        self.last = -math.inf
 
     def create_writer(self, context: SinkContext) -> SinkWriter[Any]:
         return _TallyWriter(self)
 
-    def add(self, count: int) -> None:
+    def add(self, count: int, first: float, last: float) -> None:
         self.count += count
+        self.first, self.last = min(self.first, first), max(self.last, last)
 
 
 class _TallyWriter(SinkWriter[Any]):
     def __init__(self, sink: TallySink) -> None:
         self._sink = sink
         self._count = 0
+        self._first = math.inf
+        self._last = -math.inf
 
     async def write(self, records: list[Any]) -> None:
+        if not self._count:
+            self._first = time.monotonic()
         self._count += len(records)
+        self._last = time.monotonic()
 
     async def finish(self) -> None:
         if self._sink.is_driver_copy:
-            self._sink.add(self._count)
+            self._sink.add(self._count, self._first, self._last)
         else:
-            self._sink.tell_driver("add", self._count)
+            self._sink.tell_driver("add", self._count, self._first, self._last)
 
 
 def cpu_bound(record: int) -> int:
@@ -143,26 +161,48 @@ CONTENDERS = (
 )
 
 
-def seconds_of(workload: str, contender: Contender, records: int, folder: Path) -> float:
+@dataclass(frozen=True)
+class Timing:
+    """One run: its whole time, the time records reached the sink, and the CPU it took."""
+
+    total: float
+    running: float
+    cpu: float
+
+
+def timing_of(workload: str, contender: Contender, records: int, folder: Path) -> Timing:
     env = StreamEnvironment(parallelism=contender.parallelism)
     env.set_checkpoint_storage(folder.as_uri())
     sink = TallySink()
     expected = WORKLOADS[workload](env, sink, records)
-    started = time.perf_counter()
+    cpu, started = cpu_seconds(), time.perf_counter()
     run(_execute, env, contender.executor())
-    elapsed = time.perf_counter() - started
+    elapsed, cpu = time.perf_counter() - started, cpu_seconds() - cpu
     if sink.count != expected:
         raise AssertionError(f"{workload} on {contender.name}: {sink.count} != {expected}")
-    return elapsed
+    return Timing(elapsed, sink.last - sink.first, cpu)
+
+
+def cpu_seconds() -> float:
+    """CPU seconds of this process and of its children waited for (the worker processes)."""
+    own, children = (
+        resource.getrusage(who) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+    )
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 async def _execute(env: StreamEnvironment, executor: Any) -> None:
     await env.execute("bench", executor=executor)
 
 
-def best(workload: str, contender: Contender, records: int, repeat: int) -> float:
+def best(workload: str, records: int, repeat: int) -> list[Timing]:
+    """Each contender's run with the smallest total time, of ``repeat`` interleaved rounds."""
+    rounds: list[list[Timing]] = [[] for _ in CONTENDERS]
     with tempfile.TemporaryDirectory() as folder:
-        return min(seconds_of(workload, contender, records, Path(folder)) for _ in range(repeat))
+        for _ in range(repeat):
+            for timings, contender in zip(rounds, CONTENDERS, strict=True):
+                timings.append(timing_of(workload, contender, records, Path(folder)))
+    return [min(timings, key=lambda timing: timing.total) for timings in rounds]
 
 
 def main() -> None:
@@ -170,12 +210,38 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=200_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--workloads", nargs="+", default=list(WORKLOADS), choices=WORKLOADS)
+    parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)  # executor_revisions.py
     args = parser.parse_args()
-    print(f"{'workload':<12} {'local p=1':>10} {'processes(2) p=2':>17} {'ratio':>7}  goal")
+    if args.child:
+        print_child_timing(*args.child, args.records)
+        return
+    print(f"{args.records:,} records; seconds total / running / cpu, best total of {args.repeat}")
+    print(
+        f"{'workload':<12} {'local p=1':>22} {'processes(2) p=2':>22}  ratio total, running (goal)"
+    )
     for workload in args.workloads:
-        local, processes = (best(workload, c, args.records, args.repeat) for c in CONTENDERS)
-        ratio = local / processes
-        print(f"{workload:<12} {local:>9.2f}s {processes:>16.2f}s {ratio:>6.2f}x  {GOAL}x")
+        local, processes = best(workload, args.records, args.repeat)
+        print(
+            f"{workload:<12} {_figures(local):>22} {_figures(processes):>22}  "
+            f"{local.total / processes.total:.2f}x, {local.running / processes.running:.2f}x "
+            f"({GOAL}x)"
+        )
+
+
+def print_child_timing(workload: str, contender: str, records: int) -> None:
+    """Run ``workload`` once on the contender named ``contender``; print its timing as JSON."""
+    import json
+
+    import lockgate.engine
+
+    chosen = next(c for c in CONTENDERS if c.name == contender)
+    with tempfile.TemporaryDirectory() as folder:
+        timing = timing_of(workload, chosen, records, Path(folder))
+    print(json.dumps(asdict(timing), separators=(",", ":")), lockgate.engine.__file__)
+
+
+def _figures(timing: Timing) -> str:
+    return f"{timing.total:.2f} / {timing.running:.2f} / {timing.cpu:.2f}"
 
 
 if __name__ == "__main__":
