@@ -14,6 +14,7 @@ executor's (``processes.py``); this module is what any executor's worker runs.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import ctypes
 import importlib.util
@@ -22,6 +23,8 @@ import math
 import os
 import signal
 import sys
+import threading
+import time
 import traceback
 from collections.abc import Callable
 from typing import Any
@@ -69,6 +72,7 @@ from lockgate.engine.runtime.subtask.actor import SubtaskActor
 __all__ = ["WorkerSession", "main"]
 
 _PR_SET_PDEATHSIG = 1
+_THREADS_GRACE = 1.0  # seconds a worker waits for its threads before it ends at once
 _LOST = (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError, OSError)
 
 
@@ -338,9 +342,31 @@ async def serve(path: str, worker: int) -> None:
             await frames.aclose()
 
 
+def _exit_now() -> None:
+    # The session is over and reported. Tearing the interpreter down (every module, every
+    # object) would take the process a tenth of a second or more, for nothing: run the exit
+    # handlers (logging flushes its handlers there) and flush the standard streams, as
+    # Python's own exit does, then end. Threads that are not daemons (AnyIO's, told to stop
+    # as the loop ended) are waited for first, a moment; if one still runs, the process
+    # ends as Python ends it, which waits for it.
+    me = threading.current_thread()
+    others = [t for t in threading.enumerate() if t is not me and not t.daemon]
+    deadline = time.monotonic() + _THREADS_GRACE
+    for thread in others:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    if any(thread.is_alive() for thread in others):
+        return
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(0)
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Run a worker process: ``<socket path> <worker number>``."""
+    """Run a worker process: ``<socket path> <worker number>``; it ends the process."""
     path, worker = argv or sys.argv[1:]
     _exit_with_parent()
     uvloop = importlib.util.find_spec("uvloop") is not None
     anyio.run(serve, path, int(worker), backend="asyncio", backend_options={"use_uvloop": uvloop})
+    _exit_now()
