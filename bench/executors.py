@@ -4,7 +4,12 @@ Each workload runs on ``ProcessExecutor(workers=2)`` at parallelism 2 and on the
 executor at parallelism 1; the ratio is local seconds / process seconds (above 1: the worker
 processes are faster). Every run includes its workers' start (a fresh process per worker and
 attempt) and ends in a sink that counts in each subtask and tells the driving process its
-count at the end (a ``DriverSide``), checked against the input. Workloads:
+count at the end (a ``DriverSide``), checked against the input.
+
+The contenders: the local executor at parallelism 1 (the baseline: each job is one chain
+there), the local executor at parallelism 2 (the same plan as in the workers, on one loop:
+what splitting the chain at the keyed edge costs by itself), and ``ProcessExecutor(workers=2)``
+at parallelism 2. Workloads:
 
 - ``cpu-map``: a CPU-bound map (200 rounds of integer hashing a record), forward edges only:
   each worker runs whole chains.
@@ -157,6 +162,7 @@ class Contender:
 
 CONTENDERS = (
     Contender("local p=1", 1, LocalExecutor),
+    Contender("local p=2", 2, LocalExecutor),
     Contender("processes(2) p=2", 2, lambda: ProcessExecutor(workers=2)),
 )
 
@@ -216,13 +222,13 @@ def main() -> None:
         print_child_timing(*args.child, args.records)
         return
     print(f"{args.records:,} records; seconds total / running / cpu, best total of {args.repeat}")
-    print(
-        f"{'workload':<12} {'local p=1':>22} {'processes(2) p=2':>22}  ratio total, running (goal)"
-    )
+    names = "".join(f" {contender.name:>22}" for contender in CONTENDERS)
+    print(f"{'workload':<12}{names}  processes / local p=1: total, running (goal)")
     for workload in args.workloads:
-        local, processes = best(workload, args.records, args.repeat)
+        timings = best(workload, args.records, args.repeat)
+        local, processes = timings[0], timings[-1]
         print(
-            f"{workload:<12} {_figures(local):>22} {_figures(processes):>22}  "
+            f"{workload:<12}{''.join(f' {_figures(t):>22}' for t in timings)}  "
             f"{local.total / processes.total:.2f}x, {local.running / processes.running:.2f}x "
             f"({GOAL}x)"
         )
