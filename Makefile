@@ -63,11 +63,18 @@ bench: install-examples
 	$(BIN)/python bench/keyed_sum.py
 	$(BIN)/python bench/word_count.py
 	$(BIN)/python bench/checkpoints.py
+	$(BIN)/python bench/snapshot_sync.py
+	$(BIN)/python bench/state_backends.py
+	$(BIN)/python bench/incremental.py --restore --parallelism 2
 	$(BIN)/python bench/async_io.py
 	$(BIN)/python bench/unaligned.py
 	$(BIN)/python bench/event_time.py
+	$(BIN)/python bench/watermark_generators.py
 	$(BIN)/python bench/windows.py
+	$(BIN)/python bench/timestamps.py
 	$(BIN)/python bench/simulation.py
+	$(BIN)/python bench/exactly_once.py
+	$(BIN)/python bench/simulation_fidelity.py
 	$(BIN)/python bench/metrics.py
 	$(BIN)/python bench/rest_polling.py
 	$(BIN)/python bench/transport.py

@@ -9,7 +9,14 @@ from lockgate.engine.api.client import JobClient, JobResult
 from lockgate.engine.api.connected import ConnectedStreams
 from lockgate.engine.api.data_stream_sink import DataStreamSink
 from lockgate.engine.api.environment import StreamEnvironment
+from lockgate.engine.api.interval_join import IntervalJoin, IntervalJoined
 from lockgate.engine.api.job_status import JobStatus
+from lockgate.engine.api.joined import (
+    CoGroupedStreams,
+    JoinedStreams,
+    WindowedCoGroup,
+    WindowedJoin,
+)
 from lockgate.engine.api.run import run
 from lockgate.engine.api.stream import DataStream, KeyedStream
 from lockgate.engine.api.windowed import WindowedStream
@@ -48,6 +55,7 @@ from lockgate.engine.functions.broadcast import (
     ReadOnlyBroadcastContext,
     ReadOnlyMapState,
 )
+from lockgate.engine.functions.joins import CoGroupFunction, FlatJoinFunction, JoinFunction
 from lockgate.engine.functions.process import (
     CheckpointedFunction,
     FunctionInitializationContext,
@@ -57,6 +65,7 @@ from lockgate.engine.functions.process import (
     ProcessContext,
     RuntimeContext,
 )
+from lockgate.engine.functions.process_join import ProcessJoinContext, ProcessJoinFunction
 from lockgate.engine.functions.side_outputs import OutputTag
 from lockgate.engine.functions.timers import TimeDomain, TimerService
 from lockgate.engine.graph.planning import ExecutionPlan, OperatorChain
@@ -73,6 +82,7 @@ from lockgate.engine.io.sources import (
     SourceProgress,
     SourceReader,
     SourceSplit,
+    SplitRecords,
 )
 from lockgate.engine.restore.compatibility import RestoreReport, check_restore
 from lockgate.engine.restore.reader import OperatorContents, SnapshotContents, read_snapshot
@@ -112,7 +122,13 @@ from lockgate.engine.state import (
 )
 from lockgate.engine.state.key_groups import key_group_for, stable_hash, subtask_for_key_group
 from lockgate.engine.time.clock import Clock, ManualClock, SystemClock
-from lockgate.engine.time.watermarks import WatermarkStrategy
+from lockgate.engine.time.generators import (
+    BoundedOutOfOrdernessWatermarks,
+    WatermarkGenerator,
+    WatermarkGeneratorContext,
+    WatermarkOutput,
+)
+from lockgate.engine.time.watermarks import WatermarkAlignment, WatermarkStrategy
 from lockgate.engine.windows import (
     ContinuousEventTimeTrigger,
     CountEvictor,
@@ -151,6 +167,7 @@ __all__ = [
     "LocalExecutor",
     "ProcessExecutor",
     "WorkerLost",
+    "BoundedOutOfOrdernessWatermarks",
     "BroadcastConnectedStream",
     "BroadcastContext",
     "BroadcastStream",
@@ -186,6 +203,17 @@ __all__ = [
     "WindowContext",
     "WindowScopedStates",
     "WindowedStream",
+    "JoinedStreams",
+    "CoGroupedStreams",
+    "WindowedJoin",
+    "WindowedCoGroup",
+    "JoinFunction",
+    "FlatJoinFunction",
+    "CoGroupFunction",
+    "IntervalJoin",
+    "IntervalJoined",
+    "ProcessJoinFunction",
+    "ProcessJoinContext",
     "OperatorContents",
     "RestoreReport",
     "SavepointEncodingError",
@@ -274,12 +302,17 @@ __all__ = [
     "StateEncodingError",
     "SourceReader",
     "SourceSplit",
+    "SplitRecords",
     "StreamEnvironment",
     "SubtaskMetrics",
     "SystemClock",
     "ValueState",
     "ValueStateDescriptor",
     "Watermark",
+    "WatermarkAlignment",
+    "WatermarkGenerator",
+    "WatermarkGeneratorContext",
+    "WatermarkOutput",
     "WatermarkStatus",
     "WatermarkStrategy",
     "key_group_for",

@@ -11,8 +11,10 @@ EngineError
 │   │                          key) where records are sent to it
 │   ├── CheckpointError        a checkpoint failed (its id and CheckpointFailureReason); raised
 │   │                          by trigger_checkpoint(), and fails the job past tolerable_failures
-│   └── WorkerLost             a worker process died or stopped answering heartbeats; names it,
-│                              its process id and its subtasks
+│   ├── WorkerLost             a worker process died or stopped answering heartbeats; names it,
+│   │                          its process id and its subtasks
+│   └── AttemptKilled          a fault injected on purpose killed the attempt (a simulation's
+│                              KillAttempt); restarted as any failed attempt is
 ├── ExecutorError              the job cannot run on the executor it was given (checkpoint
 │                              storage the workers cannot reach, a clock they cannot share)
 ├── CheckpointStorageError     a checkpoint cannot be written, found or read
@@ -57,6 +59,7 @@ from typing import Any
 
 __all__ = [
     "AsyncioRequired",
+    "AttemptKilled",
     "BarrierProtocolError",
     "CheckpointError",
     "CheckpointNotFound",
@@ -142,6 +145,15 @@ class KeySelectorError(OperatorError):
         self.upstream = upstream
         self.subtask_index = subtask_index
         self.parallelism = parallelism
+
+
+class AttemptKilled(JobError):
+    """A fault injected on purpose killed the running attempt, as a crashed process would.
+
+    ``JobClient.fail_attempt`` raises it in the attempt (a simulation's ``KillAttempt``
+    does); the restart strategy restores the next attempt from the latest checkpoint, as
+    after any failure. Nothing is broken: the message says who killed it, and when.
+    """
 
 
 class CheckpointError(JobError):

@@ -9,6 +9,8 @@
 - ``ManualClock``: a clock that moves only when the test advances it.
 - ``LoopLagMonitor``: a task that measures how late the event loop wakes its 1 ms sleeps,
   so a test can show that a job never stalls the service it runs in (``LoopLag``: p99, max).
+- ``RecordingWatermarkOutput``: a ``WatermarkOutput`` that records what a watermark
+  generator emits, to test a generator without a job.
 
 Exactly-once is tested as Flink does: inject a failure once, after at least one completed
 checkpoint, assert ``fail.fired`` (so a test cannot pass without failing), and compare the
@@ -18,9 +20,11 @@ committed records with the exact expected list.
 from __future__ import annotations
 
 import collections
+import math
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from lockgate.engine.events import Watermark
 from lockgate.engine.io.driver_side import DriverSide
 from lockgate.engine.io.record_chunks import pickled_in_chunks, unpickled_chunks
 from lockgate.engine.io.sinks import SinkContext, TwoPhaseCommitSink
@@ -37,6 +41,7 @@ __all__ = [
     "ManualClock",
     "RecordingTransaction",
     "RecordingTwoPhaseCommitSink",
+    "RecordingWatermarkOutput",
     "TransactionChanged",
     "TransactionEvent",
 ]
@@ -45,6 +50,40 @@ T = TypeVar("T")
 
 OPEN, PRE_COMMITTED = TransactionStatus.OPEN, TransactionStatus.PRE_COMMITTED
 COMMITTED, ABORTED = TransactionStatus.COMMITTED, TransactionStatus.ABORTED
+
+
+class RecordingWatermarkOutput:
+    """A ``WatermarkOutput`` that keeps what a generator emits, in order.
+
+    ``watermarks`` holds every watermark emitted; ``idle`` is whether the output is idle
+    now (emitting marks it active again, as in Flink); ``current`` is the highest watermark
+    emitted, ``-inf`` before the first.
+    """
+
+    def __init__(self) -> None:
+        self.watermarks: list[Watermark] = []
+        self.idle = False
+
+    @property
+    def current(self) -> float:
+        """The highest watermark emitted so far."""
+        return max((w.timestamp for w in self.watermarks), default=-math.inf)
+
+    def emit_watermark(self, watermark: Watermark) -> None:
+        """Record ``watermark``; the output is active."""
+        self.watermarks.append(watermark)
+        self.idle = False
+
+    def mark_idle(self) -> None:
+        """The output is idle."""
+        self.idle = True
+
+    def mark_active(self) -> None:
+        """The output is active."""
+        self.idle = False
+
+    def __repr__(self) -> str:
+        return f"<RecordingWatermarkOutput current={self.current} idle={self.idle}>"
 
 
 class InjectedFailure(Exception):

@@ -72,3 +72,25 @@ def test_the_job_lifecycle_has_the_names_of_the_design() -> None:
         "CANCELED",
     ]
     assert {"status", "failures", "events"} <= client
+
+
+def test_the_joins_have_the_names_of_flinks_datastream_api() -> None:
+    engine = lockgate.engine
+    windowed = {"trigger", "evictor", "allowed_lateness", "apply"}
+
+    assert {"join", "co_group"} <= set(dir(engine.DataStream))
+    assert "interval_join" in dir(engine.KeyedStream)
+    for two_streams in (engine.JoinedStreams, engine.CoGroupedStreams):
+        assert {"where", "equal_to", "window"} <= set(dir(two_streams))
+    assert windowed <= set(dir(engine.WindowedJoin)) & set(dir(engine.WindowedCoGroup))
+    assert "between" in dir(engine.IntervalJoin)
+    assert {
+        "lower_bound_exclusive",
+        "upper_bound_exclusive",
+        "side_output_left_late_data",
+        "side_output_right_late_data",
+        "process",
+    } <= set(dir(engine.IntervalJoined))
+    assert {"left_timestamp", "right_timestamp", "timestamp", "output"} <= set(
+        dir(engine.ProcessJoinContext)
+    )

@@ -20,6 +20,7 @@ from lockgate.engine.io.sources import (
     SourceProgress,
     SourceReader,
     SourceSplit,
+    SplitRecords,
 )
 
 __all__ = ["FileSource", "StrPath"]
@@ -42,6 +43,10 @@ class FileSource(Source[str]):
     lines. File I/O runs in a worker thread, one hop per ``read`` of up to ``max_records``
     lines through a 1 MiB buffer. The encoding must write a newline as the single byte
     ``0x0A`` (UTF-8, ASCII, Latin-1, cp1252, ...): positions are found in bytes.
+
+    With a watermark strategy each file has a watermark of its own, as Flink's file splits:
+    the file being read makes its subtask's watermark; a file not started yet is idle, and
+    one read to its end finished, so neither holds the watermark back.
     """
 
     def __init__(
@@ -205,9 +210,20 @@ class _FileReader(SourceReader[str]):
 
     async def read(self, max_records: int) -> list[str]:
         """Return the next up to ``max_records`` lines of the current file; ``[]`` at the end."""
+        while runs := await self.read_splits(max_records):
+            if runs[-1].records:
+                return runs[-1].records
+        return []
+
+    async def read_splits(self, max_records: int) -> list[SplitRecords[str]]:
+        """``read``'s lines as a run of their file, after the files it finished meanwhile."""
         if max_records < 1:
             raise ValueError(f"max_records must be at least 1; got {max_records}")
         return await anyio.to_thread.run_sync(self._read_blocking, max_records)
+
+    def idle_splits(self) -> list[str]:
+        """The files not started yet: they hold no watermark back until they are read."""
+        return [cursor.path for cursor in self._cursors[self._current + 1 :]]
 
     def snapshot_splits(self) -> list[SourceSplit]:
         """Return every assigned file with the byte offset after the last line returned."""
@@ -223,15 +239,17 @@ class _FileReader(SourceReader[str]):
         for cursor in self._cursors:
             cursor.close()
 
-    def _read_blocking(self, max_records: int) -> list[str]:
+    def _read_blocking(self, max_records: int) -> list[SplitRecords[str]]:
+        finished: list[SplitRecords[str]] = []
         while self._current < len(self._cursors):
             cursor = self._cursors[self._current]
             lines = cursor.read_lines(max_records)
             if lines:
-                return lines
+                return [*finished, SplitRecords(cursor.path, lines)]
             cursor.close()
             self._current += 1
-        return []
+            finished.append(SplitRecords(cursor.path, [], finished=True))
+        return finished
 
     def __repr__(self) -> str:
         files = ", ".join(f"{c.path!r}@{c.offset}" for c in self._cursors)

@@ -23,7 +23,7 @@ from lockgate.connectors.kafka.client import (
     KafkaError,
     _started,
 )
-from lockgate.connectors.kafka.source import KafkaRecord
+from lockgate.connectors.kafka.record import KafkaRecord
 from lockgate.engine.io.asyncio_only import require_asyncio
 from lockgate.engine.io.sinks import Sink, SinkContext, SinkWriter
 

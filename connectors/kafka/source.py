@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any, NamedTuple, TypeVar, overload
-
-import anyio
+from collections.abc import Sequence
+from typing import Any, TypeVar, overload
 
 from lockgate.connectors.errors import ConnectorError, InputNotFound, InvalidSplit
-from lockgate.connectors.kafka.client import (
-    _REQUEST_TIMEOUT_S,
-    AIOKafkaConsumer,
-    TopicPartition,
-    _started,
+from lockgate.connectors.kafka.client import _started
+from lockgate.connectors.kafka.reader import (
+    Decoder,
+    PartitionCursor,
+    PartitionReader,
+    new_consumer,
 )
+from lockgate.connectors.kafka.record import KafkaRecord
 from lockgate.engine import TypeCodec
 from lockgate.engine.io.asyncio_only import require_asyncio
 from lockgate.engine.io.sources import Source, SourceContext, SourceReader, SourceSplit
@@ -22,28 +21,6 @@ from lockgate.engine.io.sources import Source, SourceContext, SourceReader, Sour
 __all__ = ["KafkaRecord", "KafkaSource"]
 
 T = TypeVar("T")
-
-Decoder = Callable[["KafkaRecord"], T]
-
-# How long a read waits in one fetch before asking again; cancelling interrupts it at once.
-_POLL_MS = 1000
-# How often a bounded reader looks whether the first fetch told each partition's end.
-_END_POLL_S = 0.005
-# How long the broker holds a fetch that finds nothing new (aiokafka's default, and bounded).
-_FETCH_WAIT_MS = 500
-_BOUNDED_FETCH_WAIT_MS = 20
-
-
-class KafkaRecord(NamedTuple):
-    """One record of a Kafka topic partition, as the broker stores it."""
-
-    topic: str
-    partition: int
-    offset: int
-    key: bytes | None
-    value: bytes | None
-    timestamp: int
-    headers: tuple[tuple[str, bytes], ...] = ()
 
 
 def _as_record(record: KafkaRecord) -> KafkaRecord:
@@ -187,9 +164,9 @@ class KafkaSource(Source[T]):
         """
         require_asyncio("Kafka source", "aiokafka", context=context)
         cursors = [self._cursor(split, context) for split in splits]
-        return _PartitionReader(self._bootstrap, self._decode, cursors, bounded=self.bounded)
+        return PartitionReader(self._bootstrap, self._decode, cursors, bounded=self.bounded)
 
-    def _cursor(self, split: SourceSplit, context: SourceContext) -> _PartitionCursor:
+    def _cursor(self, split: SourceSplit, context: SourceContext) -> PartitionCursor:
         topic, _, partition = split.split_id.rpartition(":")
         position = split.position
         if topic not in self._topics or not partition.isdigit() or not _is_position(position):
@@ -200,7 +177,7 @@ class KafkaSource(Source[T]):
                 f"{list(self._topics)} at {{'offset': <int>, 'end': <int> or None}}; restore "
                 "from a checkpoint of this same source"
             )
-        return _PartitionCursor(topic, int(partition), position["offset"], position["end"])
+        return PartitionCursor(topic, int(partition), position["offset"], position["end"])
 
     def __repr__(self) -> str:
         end = " stop_at_end" if self._stop_at_end else ""
@@ -219,7 +196,7 @@ def _is_offset(value: Any) -> bool:
 
 
 async def _list_partitions(bootstrap: str, topics: Sequence[str]) -> tuple[tuple[str, int], ...]:
-    consumer = await _started(_consumer(bootstrap), bootstrap)
+    consumer = await _started(new_consumer(bootstrap), bootstrap)
     try:
         found = await consumer.topics()
         missing = [topic for topic in topics if topic not in found]
@@ -235,143 +212,3 @@ async def _list_partitions(bootstrap: str, topics: Sequence[str]) -> tuple[tuple
         )
     finally:
         await consumer.stop()
-
-
-def _consumer(bootstrap: str, *, fetch_wait_ms: int = _FETCH_WAIT_MS) -> Any:
-    return AIOKafkaConsumer(
-        bootstrap_servers=bootstrap,
-        group_id=None,
-        enable_auto_commit=False,
-        auto_offset_reset="earliest",  # where a position deleted by retention resumes
-        request_timeout_ms=int(_REQUEST_TIMEOUT_S * 1000),
-        fetch_max_wait_ms=fetch_wait_ms,
-    )
-
-
-@dataclass(slots=True)
-class _PartitionCursor:
-    """How far a reader got in one partition."""
-
-    topic: str
-    partition: int
-    offset: int
-    end: int | None
-
-    @property
-    def tp(self) -> Any:
-        return TopicPartition(self.topic, self.partition)
-
-    @property
-    def ended(self) -> bool:
-        return self.end is not None and self.offset >= self.end
-
-    def to_split(self) -> SourceSplit:
-        return SourceSplit(
-            f"{self.topic}:{self.partition}", {"offset": self.offset, "end": self.end}
-        )
-
-
-class _PartitionReader(SourceReader[T]):
-    """Reads its partitions with one consumer, assigned and positioned by hand."""
-
-    def __init__(
-        self,
-        bootstrap: str,
-        decode: Decoder[T],
-        cursors: list[_PartitionCursor],
-        *,
-        bounded: bool,
-    ) -> None:
-        self._bootstrap = bootstrap
-        self._decode = decode
-        self._cursors = cursors
-        self._bounded = bounded
-        self._consumer: Any = None
-
-    async def open(self) -> None:
-        """Connect and seek each partition; a bounded reader fixes the ends it lacks."""
-        if not self._cursors:
-            return
-        # A fetch of a partition with nothing new waits this long for a record: short when
-        # bounded, where such an answer only tells the end of a caught-up partition.
-        fetch_wait_ms = _BOUNDED_FETCH_WAIT_MS if self._bounded else _FETCH_WAIT_MS
-        consumer = _consumer(self._bootstrap, fetch_wait_ms=fetch_wait_ms)
-        self._consumer = await _started(consumer, self._bootstrap)
-        consumer.assign([cursor.tp for cursor in self._cursors])
-        for cursor in self._cursors:
-            consumer.seek(cursor.tp, cursor.offset)
-        if self._bounded:
-            await self._fix_ends([cursor for cursor in self._cursors if cursor.end is None])
-        for cursor in self._cursors:
-            if cursor.ended:
-                consumer.pause(cursor.tp)
-
-    async def read(self, max_records: int) -> list[T]:
-        """Return 1 to ``max_records`` records, waiting for some; ``[]`` once all ended."""
-        if max_records < 1:
-            raise ValueError(f"max_records must be at least 1; got {max_records}")
-        while True:
-            active = [cursor for cursor in self._cursors if not cursor.ended]
-            if not active:
-                if self._bounded:
-                    return []
-                await anyio.sleep_forever()  # an unbounded reader without partitions never ends
-            fetched = await self._consumer.getmany(
-                *(cursor.tp for cursor in active), timeout_ms=_POLL_MS, max_records=max_records
-            )
-            records: list[T] = []
-            for cursor in active:
-                records += await self._deliver(cursor, fetched.get(cursor.tp, []))
-            if records:
-                return records
-
-    def snapshot_splits(self) -> list[SourceSplit]:
-        """Return every partition with the offset after the last record returned."""
-        return [cursor.to_split() for cursor in self._cursors]
-
-    async def close(self) -> None:
-        """Disconnect; nothing is committed to Kafka."""
-        if self._consumer is not None:
-            await self._consumer.stop()
-
-    async def _fix_ends(self, cursors: list[_PartitionCursor]) -> None:
-        # Every fetch answer carries the partition's high watermark; the first one after
-        # assigning is the end. The consumer fetches on its own and aiokafka signals no
-        # fetch answer, so look every few milliseconds until it has heard of each partition.
-        with anyio.move_on_after(_REQUEST_TIMEOUT_S):
-            while any(self._consumer.highwater(cursor.tp) is None for cursor in cursors):  # noqa: ASYNC110
-                await anyio.sleep(_END_POLL_S)
-        for cursor in cursors:
-            cursor.end = self._consumer.highwater(cursor.tp)
-            if cursor.end is None:
-                raise ConnectorError(
-                    f"the Kafka broker at {self._bootstrap} did not answer a fetch of "
-                    f"partition {cursor.partition} of topic '{cursor.topic}' within "
-                    f"{_REQUEST_TIMEOUT_S:g}s, so its end is unknown; check the broker"
-                )
-
-    async def _deliver(self, cursor: _PartitionCursor, fetched: list[Any]) -> list[T]:
-        end = cursor.end
-        kept = fetched if end is None else [raw for raw in fetched if raw.offset < end]
-        records = [self._decode(_record(raw)) for raw in kept]
-        # The consumer's position also steps over offsets that hold no record for us
-        # (transaction markers, compacted gaps), so a bounded split can reach its end.
-        position: int = await self._consumer.position(cursor.tp)
-        cursor.offset = position if end is None else min(position, end)
-        if cursor.ended:
-            self._consumer.pause(cursor.tp)
-        return records
-
-    def __repr__(self) -> str:
-        splits = ", ".join(
-            f"{c.topic}:{c.partition}@{c.offset}/{'...' if c.end is None else c.end}"
-            for c in self._cursors
-        )
-        return f"<KafkaReader [{splits}]>"
-
-
-def _record(raw: Any) -> KafkaRecord:
-    headers = tuple((str(name), bytes(value)) for name, value in raw.headers or ())
-    return KafkaRecord(
-        raw.topic, raw.partition, raw.offset, raw.key, raw.value, raw.timestamp, headers
-    )

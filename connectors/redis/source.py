@@ -13,7 +13,13 @@ from redis.asyncio import Redis
 from lockgate.connectors.errors import InvalidSplit, UndecodableInput
 from lockgate.engine import TypeCodec
 from lockgate.engine.io.asyncio_only import require_asyncio
-from lockgate.engine.io.sources import Source, SourceContext, SourceReader, SourceSplit
+from lockgate.engine.io.sources import (
+    Source,
+    SourceContext,
+    SourceReader,
+    SourceSplit,
+    SplitRecords,
+)
 
 __all__ = ["RedisStreamSource", "StreamEntry", "decode_entry"]
 
@@ -252,6 +258,7 @@ class _StreamReader(SourceReader[T]):
         self._decode = decode
         self._cursors = cursors
         self._client: Redis | None = None
+        self._told_finished: set[str] = set()
 
     async def open(self) -> None:
         """Connect; a bounded reader fixes the end of each split that has none yet."""
@@ -264,16 +271,29 @@ class _StreamReader(SourceReader[T]):
 
     async def read(self, max_records: int) -> list[T]:
         """Return 1 to ``max_records`` entries, waiting for some; ``[]`` once all ended."""
+        while runs := await self.read_splits(max_records):
+            if records := [record for run in runs for record in run.records]:
+                return records
+        return []
+
+    async def read_splits(self, max_records: int) -> list[SplitRecords[T]]:
+        """``read``'s entries by stream; a stream that reached its end says it finished.
+
+        Each stream is a split with a watermark of its own: one without entries holds back
+        its subtask's watermark, unless the strategy has ``with_idleness``.
+        """
         if max_records < 1:
             raise ValueError(f"max_records must be at least 1; got {max_records}")
         while True:
+            if finished := self._newly_finished():
+                return finished
             active = [cursor for cursor in self._cursors if not cursor.ended]
             if not active:
                 if self._options.bounded:
                     return []
                 await anyio.sleep_forever()  # an unbounded reader without streams never ends
-            if records := await self._read_from(active, max_records):
-                return records
+            if runs := await self._read_from(active, max_records):
+                return runs
 
     def snapshot_splits(self) -> list[SourceSplit]:
         """Return every stream with the id of the last entry returned."""
@@ -284,7 +304,9 @@ class _StreamReader(SourceReader[T]):
         if self._client is not None:
             await self._client.aclose()
 
-    async def _read_from(self, active: list[_StreamCursor], max_records: int) -> list[T]:
+    async def _read_from(
+        self, active: list[_StreamCursor], max_records: int
+    ) -> list[SplitRecords[T]]:
         block = None if self._options.bounded else self._options.block_ms
         response = await self._connected().xread(
             {cursor.stream: cursor.last_id for cursor in active},
@@ -292,12 +314,25 @@ class _StreamReader(SourceReader[T]):
             block=block,
         )
         entries = _entries_by_stream(response)
-        records: list[T] = []
+        runs: list[SplitRecords[T]] = []
+        room = max_records
         for cursor in active:
-            room = max_records - len(records)
-            if room > 0:
-                records += self._deliver(cursor, entries.get(cursor.stream.encode(), []), room)
-        return records
+            if room <= 0:
+                break
+            records = self._deliver(cursor, entries.get(cursor.stream.encode(), []), room)
+            room -= len(records)
+            if cursor.ended:
+                self._told_finished.add(cursor.stream)
+            if records or cursor.ended:
+                runs.append(SplitRecords(cursor.stream, records, finished=cursor.ended))
+        return runs
+
+    def _newly_finished(self) -> list[SplitRecords[T]]:
+        # Streams that had ended before this reader opened (restored at their end).
+        told = self._told_finished
+        ended = [c.stream for c in self._cursors if c.ended and c.stream not in told]
+        told.update(ended)
+        return [SplitRecords(stream, [], finished=True) for stream in ended]
 
     def _deliver(self, cursor: _StreamCursor, entries: RawEntries, room: int) -> list[T]:
         # A bounded split without entries after its cursor has none left up to its end.

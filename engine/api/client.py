@@ -11,6 +11,7 @@ from lockgate.engine.api.job_status import JobStatus
 from lockgate.engine.checkpointing.completed import CompletedCheckpoint
 from lockgate.engine.checkpointing.requests import CheckpointRequest, StopRequest
 from lockgate.engine.checkpointing.storage import savepoint_folder_for
+from lockgate.engine.errors import JobError
 from lockgate.engine.events import SnapshotKind, SnapshotOptions
 from lockgate.engine.graph.planning import ExecutionPlan
 from lockgate.engine.runtime.job.event_subscription import EventSubscription
@@ -193,6 +194,16 @@ class JobClient:
             self._status = self._status.advance(JobStatus.FINISHING)
         await self.wait()
         return folder
+
+    def fail_attempt(self, failure: JobError) -> bool:
+        """Fail the running attempt with ``failure``, as a crashed process would (a fault).
+
+        For simulations and failure tests: the attempt's subtasks stop at once and the
+        restart strategy decides what follows, as after any failure (the next attempt
+        restores the latest checkpoint). Returns ``False``, doing nothing, when no attempt
+        runs (the job waits to restart, or has ended).
+        """
+        return self._master.fail_attempt(failure)
 
     def cancel(self) -> None:
         """Cancel the job; ``wait`` then returns a result with status ``CANCELED``.

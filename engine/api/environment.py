@@ -55,8 +55,8 @@ class StreamEnvironment:
         channel_capacity: records a channel holds before its sender waits (backpressure);
             at least ``batch_size``.
         buffer_timeout: seconds a partly filled batch may wait before it is sent anyway.
-        auto_watermark_interval: seconds between two watermarks a subtask generates
-            (Flink's default, 0.2; 0 sends one after every batch that advances it).
+        auto_watermark_interval: seconds between two periodic emissions of a subtask's
+            watermark generators (Flink's default, 0.2; 0: after every batch).
         clock: where time is read; a ``ManualClock`` or a simulator's clock in tests.
 
     The graph is validated when a job is planned, started or executed, before any record
@@ -161,6 +161,7 @@ class StreamEnvironment:
         incremental: bool = False,
         compaction_style: CompactionStyle | None = None,
         level0_compaction_trigger: int | None = None,
+        cache_entries: int | None = None,
     ) -> None:
         """Choose where keyed state lives: ``"memory"`` (the default) or ``"rocksdb"``.
 
@@ -177,31 +178,25 @@ class StreamEnvironment:
         (a memtable flush, then hard links of its SST files) and uploads only the SST files
         no completed checkpoint uploaded yet; a compaction rewrites SST files, so some
         checkpoints upload more. Either restores into any backend at any parallelism; a
-        RocksDB incremental checkpoint restored into RocksDB at the parallelism it was taken
-        at has its files downloaded and opened as each subtask's database, as Flink does,
-        rather than read and written again key by key. The first checkpoint after a restore
-        is full. Savepoints are always full.
+        RocksDB incremental checkpoint restored into RocksDB has its files downloaded and
+        opened as each subtask's database, as Flink does, rather than read and written
+        again key by key (at another parallelism, the key groups a subtask does not own are
+        deleted, and those it owns inserted from the other old subtasks' files). The first
+        checkpoint after a restore is full. Savepoints are always full.
 
-        RocksDB's compaction (``None`` keeps RocksDB's default), as Flink's
-        ``state.backend.rocksdb.compaction.style`` tunes it:
-
-        - ``compaction_style``: ``"level"`` (default) or ``"universal"`` (``"fifo"`` is
-          refused: it deletes keyed state). Level compaction keeps about one version of a
-          key on disk, but merging level-0 files into the level below rewrites all of it
-          when the changed keys are spread over every key range (as keyed state's are), and
-          an incremental checkpoint uploads it again. Universal compaction merges sorted
-          runs of similar size: it rewrites less, but the database holds more old versions.
-        - ``level0_compaction_trigger``: how many level-0 files (universal: sorted runs)
-          start a compaction (default 4). An incremental checkpoint flushes one, so a higher
-          trigger spaces out the compactions that re-upload the state, and reads may look
-          at that many files more.
-
-        ``bench/incremental.py`` measures what each choice writes (the benchmarks page of
-        the docs quotes it).
+        RocksDB's options (``None`` keeps the default), as ``RocksDBOptions`` describes them:
+        ``compaction_style`` (``"level"``, the default, or ``"universal"``, as Flink's
+        ``state.backend.rocksdb.compaction.style``; ``"fifo"`` is refused: it deletes keyed
+        state), ``level0_compaction_trigger`` (level-0 files that start a compaction,
+        default 4; an incremental checkpoint flushes one) and ``cache_entries`` (the bound of
+        each keyed operator subtask's write-back cache of hot keys, default
+        ``CACHE_ENTRIES``: their values stay Python objects, written to RocksDB in batches
+        on eviction and before every snapshot). ``bench/incremental.py`` and
+        ``bench/state_backends.py`` measure them (the benchmarks page of the docs).
 
         Raises:
             ValueError: an unknown backend, an invalid or ``"fifo"`` compaction style, a
-                trigger below 1, or a ``path`` or a compaction option for ``"memory"``.
+                trigger or a cache below 1, or a ``path`` or RocksDB option for ``"memory"``.
             ImportError: ``"rocksdb"`` without its extra (``pip install 'lockgate[rocksdb]'``).
         """
         self.state_backend = state_backend_for(
@@ -209,6 +204,7 @@ class StreamEnvironment:
             path=path,
             compaction_style=compaction_style,
             level0_compaction_trigger=level0_compaction_trigger,
+            cache_entries=cache_entries,
         )
         self.incremental_checkpoints = incremental
 

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 from lockgate.engine.api.broadcast import BroadcastConnectedStream, BroadcastStream
 from lockgate.engine.api.connected import ConnectedStreams
 from lockgate.engine.api.data_stream_sink import DataStreamSink
+from lockgate.engine.api.interval_join import IntervalJoinMethods
+from lockgate.engine.api.joined import JoinMethods
 from lockgate.engine.api.windowed import WindowedStream, count_windows
 from lockgate.engine.errors import GraphError
 from lockgate.engine.functions.async_io import AsyncMapSpec, AsyncRetry, FailurePolicy
@@ -36,14 +38,15 @@ R = TypeVar("R")
 K = TypeVar("K")
 
 
-class DataStream(Generic[T]):
+class DataStream(JoinMethods[T]):
     """A stream of records produced by one or more operators (several after ``union``).
 
     Every transformation returns a new stream and adds one operator to the environment's job
     graph (through the ``GraphBuilder`` its streams share); nothing runs until
     ``env.execute`` or ``env.start``. Each takes ``uid=`` (stable identity of the operator
     and its state; give one to every stateful operator), ``name=`` (for humans, defaults to
-    the uid) and ``parallelism=`` (defaults to the environment's).
+    the uid) and ``parallelism=`` (defaults to the environment's). ``join`` and
+    ``co_group`` (window joins) and a keyed stream's ``interval_join`` pair it with another.
     """
 
     def __init__(
@@ -194,9 +197,10 @@ class DataStream(Generic[T]):
     ) -> DataStream[T]:
         """Read each record's event time with ``strategy`` and emit watermarks from here on.
 
-        Records pass unchanged. Watermarks from upstream are replaced by the ones this
-        operator generates (the final one, at the end of input, passes). Every operator
-        downstream takes the minimum of its inputs' watermarks.
+        Records pass unchanged, each now carrying its event time as its timestamp (replacing
+        any it had), which every operator downstream keeps. Watermarks from upstream are
+        replaced by the ones this operator generates (the final one, at the end of input,
+        passes). Every operator downstream takes the minimum of its inputs' watermarks.
 
         Raises:
             GraphError: naming the uid, when ``strategy`` has no timestamp assigner.
@@ -263,13 +267,11 @@ class DataStream(Generic[T]):
         """Send records to the next operator's subtask of the same index (same parallelism)."""
         return DataStream(self._builder, self._producers, Partitioning.FORWARD)
 
-    def window(
-        self, assigner: WindowAssigner, *, timestamp: Callable[[T], float] | None = None
-    ) -> WindowedStream[T, Any]:
+    def window(self, assigner: WindowAssigner) -> WindowedStream[T, Any]:
         """Cut a keyed stream into the windows ``assigner`` gives each record.
 
-        See ``WindowedStream``. Event-time windows read a record's event time with the
-        watermark strategy's timestamp assigner upstream, or with ``timestamp``.
+        See ``WindowedStream``. Event-time windows read the timestamp each record carries,
+        given by the watermark strategy upstream and kept through every operator since.
 
         Raises:
             GraphError: the stream is not keyed.
@@ -279,11 +281,9 @@ class DataStream(Generic[T]):
                 f"window({assigner!r}) needs a keyed stream; call key_by() first, or use "
                 "window_all() for windows over the whole stream"
             )
-        return WindowedStream(self, assigner, timestamp)
+        return WindowedStream(self, assigner)
 
-    def window_all(
-        self, assigner: WindowAssigner, *, timestamp: Callable[[T], float] | None = None
-    ) -> WindowedStream[T, None]:
+    def window_all(self, assigner: WindowAssigner) -> WindowedStream[T, None]:
         """Cut the whole stream, not keyed, into windows: one subtask sees every record.
 
         Flink's ``windowAll``: the window operator runs at parallelism 1 (any other is
@@ -291,7 +291,7 @@ class DataStream(Generic[T]):
         a key exists: it spreads the work over subtasks.
         """
         keyed = DataStream[T](self._builder, self._producers, Partitioning.HASH, _no_key)
-        return WindowedStream(keyed, assigner, timestamp, single_subtask=True)
+        return WindowedStream(keyed, assigner, single_subtask=True)
 
     def count_window(self, size: int, slide: int | None = None) -> WindowedStream[T, Any]:
         """Per key, windows of ``size`` records, every ``slide`` (default: ``size``) records."""
@@ -367,9 +367,9 @@ class DataStream(Generic[T]):
         keys = None if key is None else PerInput(key, key)
         return DataStream(self._builder, (marker,), self._partitioning, keys)
 
-    def _upstream_timestamp(self) -> Callable[[Any], float] | str:
-        """The timestamp assigner this stream's records were read with, or why there is none."""
-        return self._builder.upstream_timestamp(self._producers)
+    def _event_time_problem(self) -> str | None:
+        """Why this stream's records carry no timestamps, or ``None`` if they do."""
+        return self._builder.event_time_problem(self._producers)
 
     def _connect(self, node: OperatorNode) -> None:
         self._builder.connect_all(self._producers, node, self._partitioning, self._key_selector)
@@ -386,7 +386,7 @@ def _no_key(record: object) -> None:
     return None
 
 
-class KeyedStream(DataStream[T], Generic[T, K]):
+class KeyedStream(DataStream[T], IntervalJoinMethods[T, K], Generic[T, K]):
     """A stream partitioned by key: per-key state and ``reduce`` are available on it.
 
     Records with equal keys reach the same subtask (key -> key group -> subtask), so the

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from lockgate.engine.errors import GraphError
@@ -37,26 +36,25 @@ class WindowedStream(Generic[T, K]):
     optionally with a ``ProcessWindowFunction`` that gets the key, the window and the
     result) or ``process``, which add the window operator.
 
-    Event-time windows read each record's event time with the timestamp assigner of the
-    watermark strategy upstream (through ``filter`` and partitioning, which leave records
-    unchanged), or with ``timestamp=`` given to ``window()``. They fire when the watermark
-    passes their end, and again for each late record within the allowed lateness; a record
-    behind that is dropped, or sent to the late-data side output. Window contents, counts
-    and timers are keyed state: checkpoints, savepoints and rescaling carry them.
+    Event-time windows read the timestamp each record carries (given by the watermark
+    strategy upstream, kept by every operator since). They fire when the watermark passes
+    their end, and again for each late record within the allowed lateness; a record behind
+    that is dropped, or sent to the late-data side output. Each result carries the
+    timestamp ``window.max_timestamp`` (just below its end), so a window downstream puts it
+    in the window it belongs to, as in Flink. Window contents, counts and timers are keyed
+    state: checkpoints, savepoints and rescaling carry them.
     """
 
     def __init__(
         self,
         keyed: DataStream[T],
         assigner: WindowAssigner,
-        timestamp: Callable[[T], float] | None = None,
         *,
         single_subtask: bool = False,
     ) -> None:
         self._keyed = keyed
         self._single_subtask = single_subtask
         self._assigner = assigner
-        self._timestamp = timestamp
         self._trigger: Trigger[Any, Any] | None = None
         self._evictor: Evictor[Any, Any] | None = None
         self._lateness = 0.0
@@ -145,10 +143,9 @@ class WindowedStream(Generic[T, K]):
             window_function=window_function,
             allowed_lateness=self._lateness,
             late_tag=self._late_tag,
-            timestamp=self._timestamp,
         )
-        if spec.timestamp is None and getattr(self._assigner, "is_event_time", False):
-            spec = replace(spec, timestamp=self._upstream_timestamp(uid))
+        if getattr(self._assigner, "is_event_time", False):
+            self._check_event_time(uid)
         if self._single_subtask:
             if parallelism not in (None, 1):
                 label = f"window '{uid}'" if uid is not None else "window_all()"
@@ -161,12 +158,11 @@ class WindowedStream(Generic[T, K]):
             OperatorKind.WINDOW, spec, uid=uid, name=name, parallelism=parallelism
         )
 
-    def _upstream_timestamp(self, uid: str | None) -> Callable[[Any], float]:
-        found = self._keyed._upstream_timestamp()
-        if isinstance(found, str):
+    def _check_event_time(self, uid: str | None) -> None:
+        problem = self._keyed._event_time_problem()
+        if problem is not None:
             label = f"window '{uid}'" if uid is not None else "window()"
-            raise GraphError(f"{label} in event time: {found}")
-        return found
+            raise GraphError(f"{label} in event time: {problem}")
 
 
 def count_windows(keyed: DataStream[T], size: int, slide: int | None) -> WindowedStream[T, Any]:

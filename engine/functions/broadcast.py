@@ -129,8 +129,10 @@ class ReadOnlyBroadcastContext(ProcessContext[K]):
         states: BroadcastStates,
         side_outputs: SideOutputCollector | None = None,
         timers: Callable[[], TimerService] | None = None,
+        *,
+        timestamped: bool = False,
     ) -> None:
-        super().__init__(store, side_outputs, timers)
+        super().__init__(store, side_outputs, timers, timestamped=timestamped)
         self._states = states
 
     def get_broadcast_state(
@@ -147,17 +149,25 @@ class ReadOnlyBroadcastContext(ProcessContext[K]):
 class BroadcastContext:
     """``process_broadcast_element``'s context: broadcast state to change, side outputs.
 
-    A broadcast record has no key: keyed state and timers are not available here.
+    A broadcast record has no key: keyed state and timers are not available here. Its
+    timestamp is ``timestamp()`` (``None`` on a stream without event time), which side
+    records and the records returned keep.
     """
 
-    __slots__ = ("_side_outputs", "_states", "watermark")
+    __slots__ = ("_side_outputs", "_states", "_timestamp", "_timestamped", "watermark")
 
     def __init__(
-        self, states: BroadcastStates, side_outputs: SideOutputCollector | None = None
+        self,
+        states: BroadcastStates,
+        side_outputs: SideOutputCollector | None = None,
+        *,
+        timestamped: bool = False,
     ) -> None:
         self._states = states
         self._side_outputs = side_outputs
         self.watermark = -float("inf")
+        self._timestamp: float | None = None  # set by the operator per record
+        self._timestamped = timestamped
 
     def get_broadcast_state(self, descriptor: MapStateDescriptor[UK, UV]) -> MapState[UK, UV]:
         """Return the broadcast state ``descriptor`` declares, to read and change.
@@ -171,13 +181,18 @@ class BroadcastContext:
         """Return the operator's current watermark (``-inf`` before the first one)."""
         return self.watermark
 
+    def timestamp(self) -> float | None:
+        """Return the broadcast record's event time, or ``None`` without event time."""
+        return self._timestamp
+
     def output(self, tag: OutputTag[Any], value: Any) -> None:
-        """Emit ``value`` to the side output ``tag``.
+        """Emit ``value`` to the side output ``tag``, with the record's timestamp.
 
         Raises:
             TypeError: ``tag`` is not an ``OutputTag``.
         """
-        emit_to_side_output(self._side_outputs, tag, value)
+        record = (self._timestamp, value) if self._timestamped else value
+        emit_to_side_output(self._side_outputs, tag, record)
 
 
 class KeyedBroadcastProcessFunction(Generic[K, I, B, O]):

@@ -157,25 +157,43 @@ class ProcessContext(Generic[K]):
 
     The key is the one keyed state is scoped to while the record (or timer) is processed.
     The watermark is the operator's event time: no record at or below it will come.
-    ``timer_service()`` registers event-time and processing-time timers for the key;
-    ``time_domain`` says which one fired while ``on_timer`` runs (``None`` otherwise).
-    ``output`` sends a record to a side output; it leaves the operator with the records the
+    ``timestamp()`` is the event time of the record being processed (or the time of the
+    timer firing), or ``None`` on a stream without event time. ``timer_service()``
+    registers event-time and processing-time timers for the key; ``time_domain`` says which
+    one fired while ``on_timer`` runs (``None`` otherwise). ``output`` sends a record to a
+    side output, with the same timestamp; it leaves the operator with the records the
     function returns for the same input, before any barrier that follows that input.
+    ``collect_with_timestamp`` emits a record with a timestamp of its own.
     """
 
-    __slots__ = ("_side_outputs", "_store", "_timers", "time_domain", "watermark")
+    __slots__ = (
+        "_out",
+        "_side_outputs",
+        "_store",
+        "_timers",
+        "_timestamp",
+        "_timestamped",
+        "time_domain",
+        "watermark",
+    )
 
     def __init__(
         self,
         store: KeyedStateBackend,
         side_outputs: SideOutputCollector | None = None,
         timers: Callable[[], TimerService] | None = None,
+        *,
+        timestamped: bool = False,
     ) -> None:
         self._store = store
         self.watermark = -math.inf
         self._side_outputs = side_outputs
         self._timers = timers
         self.time_domain: TimeDomain | None = None
+        # Set by the operator: what timestamp() returns, and the list its output goes to.
+        self._timestamp: float | None = None
+        self._timestamped = timestamped
+        self._out: list[Any] = []
 
     def timer_service(self) -> TimerService:
         """Return the service that reads time and sets timers for the current key.
@@ -195,15 +213,46 @@ class ProcessContext(Generic[K]):
         """Return the operator's current watermark (``-inf`` before the first one)."""
         return self.watermark
 
+    def timestamp(self) -> float | None:
+        """Return the record's event time; in ``on_timer``, the timer's time.
+
+        ``None`` when the stream has no event time (no watermark strategy upstream).
+        """
+        return self._timestamp
+
     def output(self, tag: OutputTag[V], value: V) -> None:
         """Emit ``value`` to the side output ``tag``; read it with ``stream.side_output(tag)``.
 
-        A side output nobody reads drops its records, as in Flink.
+        The side record keeps the input's timestamp. A side output nobody reads drops its
+        records, as in Flink.
 
         Raises:
             TypeError: ``tag`` is not an ``OutputTag``.
         """
-        emit_to_side_output(self._side_outputs, tag, value)
+        record = (self._timestamp, value) if self._timestamped else value
+        emit_to_side_output(self._side_outputs, tag, record)
+
+    def collect_with_timestamp(self, value: Any, timestamp: float) -> None:
+        """Emit ``value`` stamped ``timestamp`` instead of the input's timestamp.
+
+        It leaves in call order with what the function yields; before the records it
+        returns. On a stream without event time the record carries no timestamp, as every
+        record there.
+
+        Raises:
+            ValueError: ``timestamp`` is not a finite number.
+        """
+        if not math.isfinite(timestamp):
+            raise ValueError(
+                f"collect_with_timestamp() got the timestamp {timestamp!r} for {value!r}; "
+                "event time must be a finite number"
+            )
+        self._collect(value, timestamp)
+
+    def _collect(self, value: Any, timestamp: float) -> None:
+        # Unchecked, for the engine's own operators: a count window's results carry the
+        # global window's infinite max_timestamp, as Flink's carry Long.MAX_VALUE.
+        self._out.append((timestamp, value) if self._timestamped else value)
 
 
 class KeyedProcessFunction(Generic[K, I, O]):

@@ -15,7 +15,6 @@ from typing import Any, NamedTuple
 from lockgate.engine.errors import GraphError
 from lockgate.engine.functions.side_outputs import OutputTag
 from lockgate.engine.functions.two_inputs import SecondInput
-from lockgate.engine.graph.event_time import upstream_timestamp
 from lockgate.engine.graph.job_graph import (
     ChainingStrategy,
     Edge,
@@ -147,11 +146,21 @@ class GraphBuilder:
             raise GraphError(problem)
         producers[0].node.chaining = strategy
 
-    def upstream_timestamp(
-        self, inputs: Iterable[tuple[OperatorNode, OutputTag[Any] | None]]
-    ) -> Callable[[Any], float] | str:
-        """The timestamp assigner the records of ``inputs`` were read with, or why there is none."""
-        return upstream_timestamp(self.graph, inputs)
+    def event_time_problem(self, producers: Sequence[Producer]) -> str | None:
+        """Why the records of ``producers`` carry no timestamps, or ``None`` if they do.
+
+        Records carry the timestamps a watermark strategy upstream gave them; in a union,
+        it is enough that one input does (a record of another then fails where its event
+        time is read, as in Flink).
+        """
+        if any(producer.node.emits_event_time for producer in producers):
+            return None
+        uids = ", ".join(f"'{p.node.uid}'" for p in producers)
+        return (
+            f"the records of {uids} carry no timestamps: no watermark strategy is upstream; "
+            "give from_source(..., watermark_strategy=...), or call "
+            "assign_timestamps_and_watermarks() before it, or use a processing-time window"
+        )
 
     def __repr__(self) -> str:
         return f"<GraphBuilder operators={len(self.graph.nodes)} parallelism={self.parallelism}>"

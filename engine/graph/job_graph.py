@@ -9,6 +9,7 @@ from typing import Any
 
 from lockgate.engine.errors import GraphError
 from lockgate.engine.functions.async_io import AsyncMapSpec
+from lockgate.engine.functions.interval_join import IntervalJoinSpec
 from lockgate.engine.functions.side_outputs import OutputTag
 from lockgate.engine.state.aggregate_function import AggregateFunction
 from lockgate.engine.time.watermarks import WatermarkStrategy
@@ -60,6 +61,7 @@ class OperatorKind(enum.Enum):
     CO_PROCESS = "co_process"
     BROADCAST_PROCESS = "broadcast_process"
     WINDOW = "window"
+    INTERVAL_JOIN = "interval_join"
     ASYNC_MAP = "async_map"
     TIMESTAMPS = "timestamps"
     SINK = "sink"
@@ -80,6 +82,7 @@ class OperatorKind(enum.Enum):
             OperatorKind.CO_PROCESS,
             OperatorKind.BROADCAST_PROCESS,
             OperatorKind.WINDOW,
+            OperatorKind.INTERVAL_JOIN,
             OperatorKind.ASYNC_MAP,
             OperatorKind.SINK,
         )
@@ -92,12 +95,22 @@ _KEYED = (
     OperatorKind.CO_PROCESS,
     OperatorKind.BROADCAST_PROCESS,
     OperatorKind.WINDOW,
+    OperatorKind.INTERVAL_JOIN,
 )
 
 
 @dataclass(eq=False)
 class OperatorNode:
-    """One operator of the job: its uid, kind, user function and parallelism."""
+    """One operator of the job: its uid, kind, user function and parallelism.
+
+    ``event_time`` says whether a watermark strategy is upstream of one of its inputs, so
+    that its records have event time; the graph sets it as edges are added. Planning
+    settles (``settle_timestamps``) whether the records reaching it at runtime carry their
+    timestamps as ``(timestamp, value)`` pairs (``timestamped``; Flink's ``StreamRecord``)
+    and whether those it emits do (``emits_timestamps``): only where an operator downstream
+    reads them. The runtime picks each operator's code path by them, once, so a job
+    without event time never handles a timestamp.
+    """
 
     node_id: int
     uid: str
@@ -108,6 +121,14 @@ class OperatorNode:
     uid_is_explicit: bool
     key_selector: Callable[[Any], Any] | None = None
     chaining: ChainingStrategy = ChainingStrategy.ALWAYS
+    event_time: bool = False
+    timestamped: bool = False
+    emits_timestamps: bool = False
+
+    @property
+    def emits_event_time(self) -> bool:
+        """Whether the records it emits (main and side outputs) have event time."""
+        return self.event_time or self.kind is OperatorKind.TIMESTAMPS
 
     @property
     def is_stateful(self) -> bool:
@@ -151,8 +172,21 @@ class JobGraph:
         return node
 
     def connect(self, edge: Edge) -> None:
-        """Add an edge between two operators already in the graph."""
+        """Add an edge between two operators already in the graph.
+
+        Event time flows with it: if ``edge.source`` emits records with event time, its
+        target and everything downstream of it have event time.
+        """
         self.edges.append(edge)
+        if edge.source.emits_event_time:
+            self._mark_event_time(edge.target)
+
+    def _mark_event_time(self, node: OperatorNode) -> None:
+        if node.event_time:
+            return
+        node.event_time = True
+        for edge in self.outputs(node):
+            self._mark_event_time(edge.target)
 
     def inputs(self, node: OperatorNode) -> list[Edge]:
         """Edges into ``node``."""
@@ -171,6 +205,7 @@ class JobGraph:
             self._check_stateful_uids,
             self._check_parallelism,
             self._check_edges,
+            self._check_alignment,
         )
         for check in checks:
             check()
@@ -217,6 +252,27 @@ class JobGraph:
                     "rebalance()"
                 )
 
+    def _check_alignment(self) -> None:
+        # Watermark alignment pauses a source's reading: only a source's own strategy can.
+        drifts: dict[str, tuple[float, str]] = {}
+        for node in self.nodes:
+            alignment = getattr(node.function, "alignment", None)
+            if node.kind is not OperatorKind.TIMESTAMPS or alignment is None:
+                continue
+            if [edge.source.kind for edge in self.inputs(node)] != [OperatorKind.SOURCE]:
+                raise GraphError(
+                    f"operator '{node.uid}' aligns watermarks (group '{alignment.group}') but "
+                    "reads no source: alignment pauses a source's reading, so give the "
+                    "strategy to from_source(..., watermark_strategy=...)"
+                )
+            drift, first = drifts.setdefault(alignment.group, (alignment.max_drift, node.uid))
+            if drift != alignment.max_drift:
+                raise GraphError(
+                    f"operators '{first}' and '{node.uid}' align watermarks in group "
+                    f"'{alignment.group}' with max_drift {drift} and {alignment.max_drift}; "
+                    "give every source of a group the same max_drift"
+                )
+
     def _check_node(self, node: OperatorNode) -> None:
         _check_options(node)
         if node.kind.needs_keyed_input and node.key_selector is None:
@@ -245,6 +301,10 @@ def _check_options(node: OperatorNode) -> None:
     if node.kind is OperatorKind.WINDOW:
         if not isinstance(node.function, WindowSpec):
             raise GraphError(f"window '{node.uid}' needs a WindowSpec; use key_by().window()")
+        node.function.check(node.uid)
+    if node.kind is OperatorKind.INTERVAL_JOIN:
+        if not isinstance(node.function, IntervalJoinSpec):
+            raise GraphError(f"interval join '{node.uid}' needs an IntervalJoinSpec; use between()")
         node.function.check(node.uid)
     if node.kind is OperatorKind.ASYNC_MAP:
         if not isinstance(node.function, AsyncMapSpec):
@@ -298,6 +358,7 @@ _ANY_SIDE_OUTPUT = (
     OperatorKind.PROCESS,
     OperatorKind.CO_PROCESS,
     OperatorKind.BROADCAST_PROCESS,
+    OperatorKind.INTERVAL_JOIN,
 )
 
 # The kinds with one side output: (the tag, the option that sets it, how to set it).

@@ -26,6 +26,7 @@ from lockgate.engine.graph.job_graph import (
     Partitioning,
 )
 from lockgate.engine.graph.placement import Placement, place_subtasks
+from lockgate.engine.graph.record_timestamps import settle_timestamps
 
 __all__ = ["ChainEdge", "ChannelSpec", "ExecutionPlan", "OperatorChain", "plan_job"]
 
@@ -164,8 +165,9 @@ class ExecutionPlan:
 
 
 def plan_job(graph: JobGraph) -> ExecutionPlan:
-    """Validate ``graph``, chain its operators and connect the chains."""
+    """Validate ``graph``, settle where records carry timestamps, chain and connect."""
     graph.validate()
+    settle_timestamps(graph)
     chains = _chain(graph)
     chain_of = {node.node_id: chain for chain in chains for node in chain.operators}
     edges = tuple(

@@ -11,12 +11,17 @@ restore the engine gives readers those splits back and reading resumes exactly t
 At a checkpoint the engine hands the reader the positions it is about to store
 (``SourceReader.checkpoint_splits``): the reader learns which positions checkpoint n covers,
 so that ``notify_checkpoint_complete(n)`` can release what it held for them.
+
+For per-split watermarks a reader tells which split each record came from: it overrides
+``read_splits``, which returns the records as ``SplitRecords``, one split's run each, and
+may say which splits are idle (``idle_splits``). A reader that does not is one input for
+the watermarks of its subtask.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -31,7 +36,9 @@ __all__ = [
     "SourceProgress",
     "SourceReader",
     "SourceSplit",
+    "SplitRecords",
     "assign_splits",
+    "reads_by_split",
 ]
 
 T = TypeVar("T")
@@ -47,6 +54,20 @@ class SourceSplit:
 
     split_id: str
     position: Any
+
+
+@dataclass(frozen=True, slots=True)
+class SplitRecords(Generic[T]):
+    """Records a read took from one split, in the split's order.
+
+    ``finished``: the split has nothing after these (it may hold no records then): it stops
+    holding back its subtask's watermark. ``split_id`` ``None`` stands for all the reader's
+    splits as one (what the default ``read_splits`` returns).
+    """
+
+    split_id: str | None
+    records: list[T]
+    finished: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +119,29 @@ class SourceReader(ABC, Generic[T]):
     @abstractmethod
     async def read(self, max_records: int) -> list[T]:
         """Return 1 to ``max_records`` next records, waiting for some; ``[]`` once all ended."""
+
+    async def read_splits(self, max_records: int) -> list[SplitRecords[T]]:
+        """``read``, its records in runs by the split each came from; ``[]`` once all ended.
+
+        Flink's per-split ``SourceOutput``: a reader that overrides this gives each of its
+        splits its own watermark generator, and the subtask's watermark is the minimum over
+        the splits that are active and not finished. In all, 1 to ``max_records`` records,
+        waiting for some; a run without records only to say its split ``finished``. The
+        engine calls it instead of ``read`` where watermarks are made per split; the
+        default is ``read``'s records as one run of all the reader's splits.
+        """
+        records = await self.read(max_records)
+        return [SplitRecords(None, records)] if records else []
+
+    def idle_splits(self) -> Collection[str]:
+        """The splits with nothing to read now (an empty partition); by default none.
+
+        Flink's ``SourceOutput.markIdle``. Asked after each ``read_splits``, for the batch
+        it returned (and counted from its first record on): an idle split does not hold its
+        subtask's watermark back, until it is no longer named here or its records bring a
+        watermark. Keep it fast.
+        """
+        return ()
 
     @abstractmethod
     def snapshot_splits(self) -> list[SourceSplit]:
@@ -170,6 +214,11 @@ class Source(ABC, Generic[T]):
         records, ``FileSource`` in bytes). The default knows nothing.
         """
         return None
+
+
+def reads_by_split(reader: SourceReader[Any]) -> bool:
+    """Whether ``reader`` tells which split each record came from (overrides ``read_splits``)."""
+    return type(reader).read_splits is not SourceReader.read_splits
 
 
 def assign_splits(

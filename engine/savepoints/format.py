@@ -12,7 +12,8 @@ MessagePack values (``ValueCodec``) back to back::
 followed by exactly ``n`` records. Tables are lists of pairs, so keys need not be strings.
 Each record is encoded by its own codec call (keyed state one key group at a time), so a
 worker thread encoding a large snapshot never holds the GIL for long. The values the engine
-itself stores (``SourceSplit``) are registered under stable names in every codec used here.
+itself stores (``SourceSplit``; ``SecondInput``, a join window's right records) are
+registered under stable names in every codec used here.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot
 from lockgate.engine.errors import SavepointEncodingError, SavepointFormatError
+from lockgate.engine.functions.two_inputs import SecondInput
 from lockgate.engine.io.sources import SourceSplit
 from lockgate.engine.savepoints.values import TypeCodec, ValueCodec
 
@@ -40,7 +42,10 @@ MAGIC = b"LGSAVEPT"
 FORMAT_VERSION = 1
 """The savepoint state format version this lockgate writes and reads."""
 
-ENGINE_TYPES = (TypeCodec.for_dataclass(SourceSplit, "lockgate.SourceSplit"),)
+ENGINE_TYPES = (
+    TypeCodec.for_dataclass(SourceSplit, "lockgate.SourceSplit"),
+    TypeCodec.for_dataclass(SecondInput, "lockgate.SecondInput"),  # in a join's windows
+)
 """Types the engine stores in snapshots itself; every savepoint codec knows them."""
 
 _HEADER_SIZE = len(MAGIC) + 1

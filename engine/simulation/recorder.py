@@ -13,7 +13,13 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from lockgate.engine.runtime.metrics import JobMetrics, SubtaskMetrics
+from lockgate.engine.runtime.job.lifecycle import (
+    CheckpointCompleted,
+    JobEvent,
+    JobStarted,
+    RestoredFromCheckpoint,
+)
+from lockgate.engine.runtime.metrics import CheckpointRecordMetrics, JobMetrics, SubtaskMetrics
 from lockgate.engine.simulation.histogram import LatencyHistogram
 from lockgate.engine.simulation.models.arrival import Arrival
 
@@ -54,11 +60,26 @@ class Recorder:
         self.every = every
         self.samples: list[Sample] = []
         self.commits: dict[str, dict[int, CommitInterval]] = {}
+        self.checkpoints: dict[int, CheckpointRecordMetrics] = {}
+        self.attempts: list[tuple[float, int]] = []
+        self.completed: list[tuple[float, int]] = []
+        self.restores: list[tuple[float, int, int]] = []
 
     def sample(self, time: float, metrics: JobMetrics) -> None:
-        """Keep ``metrics`` as the job's state at ``time``."""
+        """Keep ``metrics`` as the job's state at ``time``, and every checkpoint it lists."""
         subtasks = {(tuple(s.uids), s.subtask_index): s for s in metrics.subtasks}
         self.samples.append(Sample(time, metrics.attempt, subtasks))
+        for record in metrics.checkpoints.history:
+            self.checkpoints[record.checkpoint_id] = record
+
+    def observe(self, event: JobEvent) -> None:
+        """Note when an attempt started or restored, or a checkpoint completed."""
+        if isinstance(event, JobStarted):
+            self.attempts.append((event.time, event.attempt))
+        elif isinstance(event, RestoredFromCheckpoint):
+            self.restores.append((event.time, event.attempt, event.checkpoint_id))
+        elif isinstance(event, CheckpointCompleted) and not event.is_savepoint:
+            self.completed.append((event.time, event.checkpoint_id))
 
     def committed(self, uid: str, arrivals: Sequence[Arrival], times: Sequence[float]) -> None:
         """Count ``arrivals[i]``, committed by sink ``uid`` at ``times[i]``."""

@@ -11,12 +11,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from lockgate.engine.graph.planning import ExecutionPlan, OperatorChain
-from lockgate.engine.runtime.metrics import SubtaskMetrics
+from lockgate.engine.runtime.metrics import CheckpointRecordMetrics, SubtaskMetrics
+from lockgate.engine.simulation.async_io import async_io_reports
 from lockgate.engine.simulation.bottleneck import ChainLoad, find_bottleneck
+from lockgate.engine.simulation.faults.fault import InjectedFault
+from lockgate.engine.simulation.faults.recovery import Timeline, fault_reports
 from lockgate.engine.simulation.histogram import LatencyHistogram
 from lockgate.engine.simulation.recorder import CommitInterval, Recorder, Sample, SubtaskKey
 from lockgate.engine.simulation.report import SimulationReport
-from lockgate.engine.simulation.sections import LatencySummary, SinkReport, SubtaskReport
+from lockgate.engine.simulation.sections import (
+    CheckpointReport,
+    LatencySummary,
+    SinkReport,
+    SubtaskReport,
+)
 
 __all__ = ["ReportHeader", "build_report"]
 
@@ -32,9 +40,13 @@ class ReportHeader:
 
 
 def build_report(
-    header: ReportHeader, plan: ExecutionPlan, recorder: Recorder, sink_uids: Sequence[str]
+    header: ReportHeader,
+    plan: ExecutionPlan,
+    recorder: Recorder,
+    sink_uids: Sequence[str],
+    faults: Sequence[InjectedFault] = (),
 ) -> SimulationReport:
-    """The report of a run of ``plan``: a series per subtask, one per sink, the bottleneck."""
+    """The report of a run of ``plan``: series per subtask and sink, the bottleneck, faults."""
     samples = recorder.samples
     subtasks = tuple(
         _subtask_report(plan, chain, index, samples)
@@ -44,16 +56,40 @@ def build_report(
     uids = list(dict.fromkeys([*sink_uids, *recorder.sinks()]))
     sinks = tuple(_sink_report(uid, recorder.commits.get(uid, {}), samples) for uid in uids)
     bottleneck, reason = find_bottleneck(_loads(plan, subtasks))
+    times = tuple(sample.time for sample in samples)
+    timeline = Timeline(
+        tuple(recorder.attempts), tuple(recorder.completed), tuple(recorder.restores)
+    )
     return SimulationReport(
         header.job_name,
         header.seed,
         header.until,
         header.report_every,
-        tuple(sample.time for sample in samples),
+        times,
         subtasks,
         sinks,
         bottleneck,
         reason,
+        async_io=async_io_reports(samples),
+        checkpoints=tuple(_checkpoint(r) for _, r in sorted(recorder.checkpoints.items())),
+        faults=fault_reports(faults, timeline, times, sinks),
+    )
+
+
+def _checkpoint(record: CheckpointRecordMetrics) -> CheckpointReport:
+    return CheckpointReport(
+        record.checkpoint_id,
+        record.status,
+        record.trigger_time,
+        record.duration,
+        record.start_delay,
+        record.alignment_duration,
+        record.sync_duration,
+        record.async_duration,
+        record.state_size,
+        record.unaligned,
+        record.persisted_in_flight,
+        record.failure_reason,
     )
 
 

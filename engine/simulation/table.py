@@ -4,12 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from lockgate.engine.simulation.sections import LatencySummary, SinkReport, SubtaskReport
+from lockgate.engine.simulation.faults.recovery import FaultReport
+from lockgate.engine.simulation.sections import (
+    AsyncIoReport,
+    LatencySummary,
+    SinkReport,
+    SubtaskReport,
+)
 
 __all__ = ["render_table"]
 
 SUBTASK_COLUMNS = ("subtask", "busy", "backpressured", "idle", "in/s", "out/s", "mailbox fill")
 SINK_COLUMNS = ("sink", "records/s", "latency p50", "p99", "p999", "lag p50", "p99", "p999")
+ASYNC_COLUMNS = ("async_map", "capacity", "in flight", "calls/s", "latency mean", "p99")
+FAULT_COLUMNS = ("fault", "at", "struck", "recovery", "catch-up", "what happened")
 
 
 def render_table(
@@ -19,15 +27,51 @@ def render_table(
     bottleneck_reason: str,
     *,
     duration: float,
+    faults: Sequence[FaultReport] = (),
+    async_io: Sequence[AsyncIoReport] = (),
 ) -> str:
-    """A title, the subtask table, the sink table, the lag growth and the bottleneck."""
+    """A title, the subtask table, async_map and sink tables, lag growth, faults, bottleneck."""
     parts = [title, "", _subtask_table(subtasks, duration)]
+    if async_io:
+        parts += ["", _async_table(async_io)]
     if sinks:
         parts += ["", _sink_table(sinks)]
         lag = [f"'{sink.uid}' {_growth(sink.event_time_lag_growth)}" for sink in sinks]
         parts += ["", f"event-time lag growth: {', '.join(lag)}"]
+    if faults:
+        parts += ["", _fault_table(faults)]
     parts += ["", f"{bottleneck_reason}."]
     return "\n".join(parts)
+
+
+def _async_table(sections: Sequence[AsyncIoReport]) -> str:
+    rows = [
+        (
+            f"'{section.uid}' {section.subtask_index + 1}",
+            str(section.capacity),
+            "-" if section.mean_in_flight is None else f"{section.mean_in_flight:.1f}",
+            f"{section.throughput:.2f}",
+            _seconds(section.latency.mean),
+            _seconds(section.latency.p99),
+        )
+        for section in sections
+    ]
+    return _columns(ASYNC_COLUMNS, rows)
+
+
+def _fault_table(faults: Sequence[FaultReport]) -> str:
+    rows = [
+        (
+            fault.kind,
+            f"{fault.at:g} s",
+            "-" if fault.struck_at is None else f"{fault.struck_at:.3f} s",
+            _seconds(fault.recovery_time),
+            _seconds(fault.catch_up_time),
+            fault.detail,
+        )
+        for fault in faults
+    ]
+    return _columns(FAULT_COLUMNS, rows)
 
 
 def _subtask_table(subtasks: Sequence[SubtaskReport], duration: float) -> str:

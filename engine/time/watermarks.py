@@ -1,25 +1,32 @@
 """Watermarks: how event time is declared at a stream's start and combined over inputs.
 
-``WatermarkStrategy`` says how to read a record's event time and how far behind the newest
-timestamp the watermark stays; ``WatermarkGenerator`` applies it to the records one subtask
-sees; ``WatermarkValve`` combines the watermarks arriving on a subtask's input channels into
-the subtask's own: the minimum over the channels still open. No event loop here.
+``WatermarkStrategy`` says how to read a record's event time, which ``WatermarkGenerator``
+makes the watermarks (``generators.py``), when a quiet input goes idle and which sources
+keep their watermarks aligned; ``WatermarkValve`` combines the watermarks arriving on a
+subtask's input channels into the subtask's own: the minimum over the channels still open.
+No event loop here.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any, TypeAlias
 
 from lockgate.engine.events import Watermark, WatermarkStatus
-from lockgate.engine.time.event_time import event_times_of
+from lockgate.engine.time.generators import (
+    BoundedOutOfOrdernessWatermarks,
+    WatermarkGenerator,
+    WatermarkGeneratorContext,
+)
 
 __all__ = [
     "MAX_WATERMARK",
+    "GeneratorFactory",
     "ValveOutput",
-    "WatermarkGenerator",
+    "WatermarkAlignment",
     "WatermarkStrategy",
     "WatermarkValve",
 ]
@@ -32,169 +39,133 @@ _NO_TIME = -math.inf
 ValveOutput: TypeAlias = Watermark | WatermarkStatus
 """What a valve passes on: the subtask's new watermark, or its new status."""
 
+GeneratorFactory: TypeAlias = Callable[[WatermarkGeneratorContext], WatermarkGenerator[Any]]
+"""Makes the generator of one subtask, or of one source split (Flink's supplier)."""
+
+
+@dataclass(frozen=True, slots=True)
+class WatermarkAlignment:
+    """Sources of one group whose watermarks stay within ``max_drift`` of each other.
+
+    Every ``update_interval`` seconds of the job's clock, each source subtask of the group
+    reports its watermark and learns the group's: the lowest of its members that are not
+    idle and have not ended. A subtask whose watermark is more than ``max_drift`` above it
+    stops reading until the group catches up (Flink's watermark alignment, 1.15+).
+    """
+
+    group: str
+    max_drift: float
+    update_interval: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not self.group:
+            raise ValueError("a watermark alignment group needs a name; got ''")
+        if not self.max_drift >= 0:
+            raise ValueError(f"max_drift must be 0 or more; got {self.max_drift!r}")
+        if not self.update_interval > 0:
+            raise ValueError(
+                f"the alignment's update_interval must be > 0 seconds; got {self.update_interval!r}"
+            )
+
+
+def _bounded(max_out_of_orderness: float, context: WatermarkGeneratorContext) -> Any:
+    return BoundedOutOfOrdernessWatermarks(max_out_of_orderness)
+
+
+_MONOTONOUS: GeneratorFactory = partial(_bounded, 0.0)
+
 
 @dataclass(frozen=True, slots=True)
 class WatermarkStrategy:
-    """How a stream's records tell their event time, and how late they may come.
+    """How a stream's records tell their event time, and how its watermarks are made.
 
     A record's event time is ``timestamp_assigner(record)`` (seconds, or any unit the job
     uses throughout), a finite number: NaN or an infinity fails the operator reading it.
-    The watermark trails the newest event time seen by ``max_out_of_orderness``: a record
-    may come that much earlier than the newest one and still be on time; the watermark
-    declares that no record at or below it follows.
-    Watermarks leave a subtask at most every ``auto_watermark_interval`` seconds of the
-    job's clock (an environment option, as in Flink); the end of a bounded stream advances
-    the watermark to infinity. With ``idle_timeout``, a subtask that read nothing for that
-    many seconds goes idle: operators downstream stop waiting for its watermarks until it
-    reads again.
+    ``generator`` makes a ``WatermarkGenerator`` for each subtask, or each split of a
+    source subtask (``for_generator``); the built-in ones trail the newest event time seen
+    by an allowed out-of-orderness (``for_bounded_out_of_orderness``,
+    ``for_monotonous_timestamps``). Generators are asked every ``auto_watermark_interval``
+    seconds of the job's clock (an environment option, as in Flink); the end of a bounded
+    stream advances the watermark to infinity. With ``idle_timeout``, a split or subtask
+    that read nothing for that many seconds goes idle: it stops holding the watermark back
+    until it reads again. With ``alignment``, the source pauses while it runs ahead of its
+    group (``with_watermark_alignment``).
 
-    Build one with ``for_bounded_out_of_orderness(seconds)`` or
-    ``for_monotonous_timestamps()``, then ``.with_timestamp_assigner(fn)`` and optionally
-    ``.with_idleness(seconds)``.
+    Build one with a ``for_...`` class method, then ``.with_timestamp_assigner(fn)``, and
+    optionally ``.with_idleness(seconds)`` and ``.with_watermark_alignment(...)``.
     """
 
-    max_out_of_orderness: float = 0.0
+    generator: GeneratorFactory = _MONOTONOUS
     timestamp_assigner: Callable[[Any], float] | None = None
     idle_timeout: float | None = None
+    alignment: WatermarkAlignment | None = None
 
     def __post_init__(self) -> None:
-        if not self.max_out_of_orderness >= 0:
+        if not callable(self.generator):
             raise ValueError(
-                f"max_out_of_orderness must be 0 or more; got {self.max_out_of_orderness!r}"
+                f"the watermark generator factory must be callable; got {self.generator!r}"
             )
         if self.idle_timeout is not None and not self.idle_timeout > 0:
             raise ValueError(f"the idleness timeout must be > 0 seconds; got {self.idle_timeout!r}")
 
     @classmethod
+    def for_generator(cls, factory: GeneratorFactory) -> WatermarkStrategy:
+        """Watermarks from ``factory(context)``: a generator per subtask or source split.
+
+        ``context`` is a ``WatermarkGeneratorContext`` (operator uid, subtask, split, clock).
+        """
+        return cls(factory)
+
+    @classmethod
     def for_bounded_out_of_orderness(cls, max_out_of_orderness: float) -> WatermarkStrategy:
         """Records may arrive up to ``max_out_of_orderness`` behind the newest one seen."""
-        return cls(max_out_of_orderness)
+        if not max_out_of_orderness >= 0:
+            raise ValueError(
+                f"max_out_of_orderness must be 0 or more; got {max_out_of_orderness!r}"
+            )
+        return cls(partial(_bounded, max_out_of_orderness))
 
     @classmethod
     def for_monotonous_timestamps(cls) -> WatermarkStrategy:
         """Event time never goes back: the watermark follows the newest timestamp."""
-        return cls(0.0)
+        return cls.for_bounded_out_of_orderness(0.0)
 
     def with_timestamp_assigner(self, assigner: Callable[[Any], float]) -> WatermarkStrategy:
         """Read each record's event time with ``assigner(record)``."""
         return replace(self, timestamp_assigner=assigner)
 
     def with_idleness(self, timeout: float) -> WatermarkStrategy:
-        """Go idle after ``timeout`` seconds (job clock) without a record; active with the next."""
+        """Go idle after ``timeout`` seconds (job clock) without a record; active with the next.
+
+        Per split in a source subtask that reads several (each split on its own), else per
+        subtask.
+        """
         return replace(self, idle_timeout=timeout)
 
-    def create_generator(self) -> WatermarkGenerator:
-        """Return a generator for one subtask's records."""
-        if self.timestamp_assigner is None:
-            raise ValueError(
-                "the watermark strategy has no timestamp assigner; call "
-                ".with_timestamp_assigner(lambda record: <its event time>)"
-            )
-        return WatermarkGenerator(
-            self.timestamp_assigner, self.max_out_of_orderness, idle_timeout=self.idle_timeout
-        )
+    def with_watermark_alignment(
+        self, group: str, max_drift: float, update_interval: float = 1.0
+    ) -> WatermarkStrategy:
+        """Pause a source subtask more than ``max_drift`` ahead of ``group``'s watermark.
 
+        Checked every ``update_interval`` seconds of the job's clock (``WatermarkAlignment``).
+        Only where the strategy is a source's (``from_source(..., watermark_strategy=)``).
+        """
+        return replace(self, alignment=WatermarkAlignment(group, max_drift, update_interval))
 
-class WatermarkGenerator:
-    """Tracks the newest event time of one subtask's records; says which watermark is due.
-
-    The watermark is the newest timestamp minus the allowed out-of-orderness, just below it
-    (a record exactly that late is still on time). ``take_due`` returns it once it has
-    advanced and ``interval`` seconds have passed since the last one left. With an
-    ``idle_timeout``, ``take_status`` reports the subtask idle once that long passed without
-    a record (counted from the first call), and active again after the next records.
-    """
-
-    __slots__ = (
-        "_assigner",
-        "_delay",
-        "_emitted",
-        "_idle_timeout",
-        "_last_record_at",
-        "_newest",
-        "_next_at",
-        "idle",
-    )
-
-    def __init__(
-        self,
-        assigner: Callable[[Any], float],
-        max_out_of_orderness: float,
-        *,
-        idle_timeout: float | None = None,
-    ) -> None:
-        self._assigner = assigner
-        self._delay = max_out_of_orderness
-        self._idle_timeout = idle_timeout
-        self._newest = _NO_TIME
-        self._emitted = _NO_TIME
-        self._next_at = _NO_TIME
-        self._last_record_at: float | None = None
-        self.idle = False
-
-    def on_records(self, records: Sequence[Any], now: float) -> None:
-        """Take the event times of a batch of records read at ``now``.
+    def create_generator(self, context: WatermarkGeneratorContext) -> WatermarkGenerator[Any]:
+        """Return a new generator for the records ``context`` names.
 
         Raises:
-            ValueError: naming the record, for an event time that is not finite.
+            TypeError: naming the operator, if the factory returned no ``WatermarkGenerator``.
         """
-        newest = max(event_times_of(self._assigner, records), default=_NO_TIME)
-        if newest > self._newest:
-            self._newest = newest
-        if records:
-            self._last_record_at = now
-
-    @property
-    def current(self) -> float:
-        """The watermark the records seen so far allow."""
-        if self._newest == _NO_TIME:
-            return _NO_TIME
-        return math.nextafter(self._newest - self._delay, _NO_TIME)
-
-    def take_due(self, now: float, interval: float) -> Watermark | None:
-        """Return the watermark to emit at ``now``, if it advanced and its time has come."""
-        current = self.current
-        if current <= self._emitted or now < self._next_at:
-            return None
-        self._emitted, self._next_at = current, now + interval
-        return Watermark(current)
-
-    def mark_without_input(self) -> WatermarkStatus | None:
-        """The subtask reads nothing (a source subtask without splits): idle for good.
-
-        Returns the idle status to emit, unless already idle.
-        """
-        self._idle_timeout = None  # no timeout can make it active again
-        if self.idle:
-            return None
-        self.idle = True
-        return WatermarkStatus(idle=True)
-
-    def take_status(self, now: float) -> WatermarkStatus | None:
-        """Return the status to emit at ``now`` if it changed: idle, or active again."""
-        if self._idle_timeout is None or self._emitted == math.inf:
-            return None
-        if self._last_record_at is None:
-            self._last_record_at = now
-        quiet = now - self._last_record_at >= self._idle_timeout
-        if quiet == self.idle:
-            return None
-        self.idle = quiet
-        return WatermarkStatus(idle=quiet)
-
-    def finish(self) -> None:
-        """The input ended and the final watermark left: nothing more is due."""
-        self._emitted = math.inf
-
-    @property
-    def idle_timeout(self) -> float | None:
-        """Seconds without a record after which ``take_status`` reports idle, if ever."""
-        return self._idle_timeout
-
-    def __repr__(self) -> str:
-        return (
-            f"<WatermarkGenerator newest={self._newest} emitted={self._emitted} idle={self.idle}>"
-        )
+        generator = self.generator(context)
+        if not isinstance(generator, WatermarkGenerator):
+            raise TypeError(
+                f"the watermark generator factory of operator '{context.uid}' returned "
+                f"{generator!r}; it must return a WatermarkGenerator (on_event, "
+                "on_periodic_emit)"
+            )
+        return generator
 
 
 @dataclass(slots=True)

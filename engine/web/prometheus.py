@@ -127,6 +127,12 @@ class _Families:
         producer = subtask.uids[-1]
         for tag, count in subtask.side_output_records.items():
             self._sample(side, [*_OPERATOR_LABELS, "tag"], [job, producer, index, tag], count)
+        splits = metric(MetricScope.OPERATOR, "split_watermarks")
+        source = subtask.uids[0]
+        for split, watermark in subtask.split_watermarks.items():
+            self._sample(
+                splits, [*_OPERATOR_LABELS, "split"], [job, source, index, split], watermark
+            )
         for calls in subtask.async_io:
             self._add_async(job, calls)
 

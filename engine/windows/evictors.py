@@ -30,11 +30,12 @@ W = TypeVar("W")
 
 @dataclass(frozen=True, slots=True)
 class TimestampedValue(Generic[T]):
-    """A record of a window with its event time (``None`` when it has none).
+    """A record of a window with the timestamp it carries (``None`` when it has none).
 
-    Records of event-time windows have the event time their window was assigned by;
-    records of processing-time and global windows have none (their windows follow the
-    job's clock, or none), so a ``TimeEvictor`` leaves them alone.
+    Records of event-time windows have the event time their window was assigned by.
+    Processing-time and global windows follow the job's clock, or none, yet their records
+    carry the timestamps a watermark strategy upstream gave them, as in Flink; on a stream
+    without one they have none, and a ``TimeEvictor`` leaves them alone.
     """
 
     value: T
@@ -144,10 +145,12 @@ class CountEvictor(_BeforeOrAfter):
 
 @dataclass(frozen=True)
 class TimeEvictor(_BeforeOrAfter):
-    """Keeps the records within ``window_size`` seconds of the window's newest event time.
+    """Keeps the records within ``window_size`` seconds of the window's newest timestamp.
 
-    Removes every record at or before ``newest - window_size``; records without event time
-    are never removed (then the evictor does nothing, as in Flink).
+    Removes every record at or before ``newest - window_size``, by the timestamps records
+    carry, in any window (processing-time and global ones too, downstream of a watermark
+    strategy); records without a timestamp are never removed (when the first has none, the
+    evictor does nothing, as in Flink).
     """
 
     window_size: float

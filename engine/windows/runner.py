@@ -7,7 +7,11 @@ cleanup timer. Per timer: each window that registered it asks the trigger
 (``on_event_time`` or ``on_processing_time``) and fires and purges as it answers; at a
 window's cleanup time (its end plus the allowed lateness) the window goes with all its
 state: contents, trigger state and timers (after the trigger's ``clear``), per-window
-state (after the window function's ``clear``).
+state (after the window function's ``clear``). An event-time window reads a record's
+event time as the timestamp it carries (``ctx.timestamp()``); a processing-time or global
+window places records by the job's clock, and gives its trigger and evictor the timestamp
+a record carries, if any (Flink's ``hasTimestamp``). Every result leaves stamped with its
+window's ``max_timestamp``, as Flink's ``WindowOperator`` emits it.
 
 Everything is keyed state: contents (``window-contents``), trigger state
 (``window-trigger-state/<name>``), each window's timers (``window-timers``), the live
@@ -29,7 +33,6 @@ from lockgate.engine.functions.process import (
     RuntimeContext,
 )
 from lockgate.engine.functions.timers import TimeDomain
-from lockgate.engine.time.event_time import event_time_of
 from lockgate.engine.windows.assigners import TimeWindow, Window, window_of
 from lockgate.engine.windows.contents import CONTENTS, ContentsKind, WindowContents
 from lockgate.engine.windows.emitter import WindowEmitter
@@ -62,7 +65,6 @@ class WindowRunner(KeyedProcessFunction[Any, Any, Any]):
         self.event_time = spec.assigner.is_event_time
         self.lateness = spec.allowed_lateness
         self._lateness_applies = bool(self.lateness) and self.event_time
-        self._timestamp = spec.timestamp if self.event_time else None
         self._assign = spec.assigner.assign_windows
         self._merges = spec.assigner.merges
         self._evicting = spec.evictor is not None
@@ -104,30 +106,32 @@ class WindowRunner(KeyedProcessFunction[Any, Any, Any]):
         """A snapshot now shares every window's contents: change none of them in place."""
         self.contents.snapshot_taken()
 
-    def process_element(self, value: Any, ctx: ProcessContext[Any]) -> list[Any]:
+    def process_element(self, value: Any, ctx: ProcessContext[Any]) -> None:
         """Add ``value`` to each of its windows that is not gone; fire and purge as told.
 
+        Results leave through ``ctx``, stamped with their window's ``max_timestamp``.
+
         Raises:
-            ValueError: naming the record, when its event time is not a finite number.
+            ValueError: naming the record, when an event-time window gets a record that
+                carries no finite timestamp.
         """
-        timestamp = self._timestamp
+        event_time = self.event_time
         time = (
-            event_time_of(timestamp, value)
-            if timestamp
+            _event_time_of(value, ctx)
+            if event_time
             else ctx.timer_service().current_processing_time()
         )
-        record_time = time if timestamp else None
+        record_time = time if event_time else ctx.timestamp()  # Flink's hasTimestamp
         watermark = ctx.watermark
         trigger_context = self.trigger_context
         trigger_context.ctx, trigger_context.key_timers = ctx, None  # start(ctx), inlined
         on_element, contents, merges = self._on_element, self.contents, self._merges
         register_cleanup, lateness = self._register_cleanup, self._lateness_applies
-        out: list[Any] = []
         placed = False
         for assigned in self._assign(time):
             window = self._merged(assigned, trigger_context) if merges else assigned
             cleanup = self._cleanup_time(window) if lateness else window.max_timestamp
-            if timestamp and cleanup <= watermark:
+            if event_time and cleanup <= watermark:
                 self._drop_late(window, assigned)
                 continue  # its cleanup passed: the window is gone
             if merges and window is assigned:
@@ -138,21 +142,19 @@ class WindowRunner(KeyedProcessFunction[Any, Any, Any]):
             trigger_context.enter(window, state_key)
             result = on_element(value, record_time, window, trigger_context)
             if result is not CONTINUE:
-                self._act(result, window, state_key, ctx, out)
+                self._act(result, window, state_key, ctx)
             if cleanup != _INF:  # in the window's namespace: the trigger sees it fire
                 register_cleanup(cleanup)
         if not placed and self._is_late(time, watermark):
             self._late(value, ctx)
-        return out
 
-    def on_timer(self, timestamp: float, ctx: ProcessContext[Any]) -> list[Any]:
+    def on_timer(self, timestamp: float, ctx: ProcessContext[Any]) -> None:
         """Ask the trigger of each window that set this timer; clean up the windows due."""
         event_time = ctx.time_domain is TimeDomain.EVENT_TIME
         cleans = event_time == self.event_time  # cleanup follows the assigner's time
         trigger_context = self.trigger_context
         trigger_context.start(ctx)
         trigger, windows = self.trigger, self.windows
-        out: list[Any] = []
         key_timers = trigger_context.of_key()
         for state_key in self.timers.pop(key_timers, timestamp, event_time=event_time):
             if windows is not None and not windows.contains(state_key):
@@ -164,10 +166,9 @@ class WindowRunner(KeyedProcessFunction[Any, Any, Any]):
             else:
                 result = trigger.on_processing_time(timestamp, window, trigger_context)
             if result is not CONTINUE:
-                self._act(result, window, state_key, ctx, out)
+                self._act(result, window, state_key, ctx)
             if cleans and self._cleanup_time(window) == timestamp:
                 self._clear_all(window, state_key, ctx)
-        return out
 
     def _act(
         self,
@@ -175,10 +176,11 @@ class WindowRunner(KeyedProcessFunction[Any, Any, Any]):
         window: Window,
         state_key: Any,
         ctx: ProcessContext[Any],
-        out: list[Any],
     ) -> None:
         if result.is_fire:
-            out.extend(self._emit(window, state_key, ctx))
+            end = window.max_timestamp
+            for emitted in self._emit(window, state_key, ctx):
+                ctx._collect(emitted, end)  # unchecked: a global window's is inf
         if result.is_purge:
             self.contents.clear(state_key)
 
@@ -257,3 +259,15 @@ class WindowRunner(KeyedProcessFunction[Any, Any, Any]):
 
     def __repr__(self) -> str:
         return f"<WindowRunner {self.spec.assigner!r} {self.kind.value}>"
+
+
+def _event_time_of(value: Any, ctx: ProcessContext[Any]) -> float:
+    time = ctx.timestamp()
+    if time is None or not math.isfinite(time):
+        raise ValueError(
+            f"record {value!r} carries the timestamp {time!r}, and an event-time window "
+            "needs a finite one; a record without one came from an input with no watermark "
+            "strategy (in a union or connect) or from a processing-time timer: call "
+            "assign_timestamps_and_watermarks() on that input"
+        )
+    return time

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,10 +31,9 @@ class WindowFunctionKind(enum.Enum):
 class WindowSpec:
     """Everything a window operator needs; ``check`` raises the first problem as GraphError.
 
-    ``timestamp`` reads a record's event time (for event-time assigners): given to
-    ``window()``, or taken from the watermark strategy upstream. ``window_function`` is
-    the ``ProcessWindowFunction`` given with ``reduce`` or ``aggregate``; ``evictor``
-    makes the window keep its records.
+    Event-time assigners read the timestamp each record carries, not a field of the spec.
+    ``window_function`` is the ``ProcessWindowFunction`` given with ``reduce`` or
+    ``aggregate``; ``evictor`` makes the window keep its records.
     """
 
     assigner: WindowAssigner
@@ -45,7 +44,6 @@ class WindowSpec:
     window_function: ProcessWindowFunction[Any, Any, Any] | None = None
     allowed_lateness: float = 0.0
     late_tag: OutputTag[Any] | None = None
-    timestamp: Callable[[Any], float] | None = None
 
     @property
     def process_function(self) -> ProcessWindowFunction[Any, Any, Any] | None:
@@ -79,11 +77,6 @@ class WindowSpec:
         yield from self._evictor_problems()
         yield from self._lateness_problems()
         yield from self._function_problems()
-        if self.assigner.is_event_time and self.timestamp is None:
-            yield (
-                "event-time windows need each record's event time: give the source a "
-                "watermark_strategy=, or window(..., timestamp=lambda record: ...)"
-            )
 
     def _trigger_problems(self) -> Iterator[str]:
         trigger: object = self.effective_trigger

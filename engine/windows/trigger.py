@@ -146,7 +146,11 @@ class Trigger(ABC, Generic[T, W]):
     def on_element(
         self, element: T, timestamp: float | None, window: W, ctx: TriggerContext
     ) -> TriggerResult:
-        """A record was added to ``window``; ``timestamp`` is its event time (or ``None``)."""
+        """A record was added to ``window``; ``timestamp`` is the one it carries (or ``None``).
+
+        In any window: a processing-time or global window's records carry one downstream
+        of a watermark strategy too (Flink's ``hasTimestamp``).
+        """
 
     def on_event_time(self, time: float, window: W, ctx: TriggerContext) -> TriggerResult:
         """An event-time timer of ``window`` at ``time`` fired; by default, ``CONTINUE``."""

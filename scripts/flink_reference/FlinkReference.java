@@ -75,13 +75,18 @@ public final class FlinkReference {
         System.out.println("flink " + EnvironmentInformation.getVersion());
     }
 
-    /** Ports inside the range this machine's sessions may use (30800-30899). */
+    /**
+     * Twenty ports from FLINK_REFERENCE_PORTS (default 30840), inside the range the session
+     * running the script may use.
+     */
     static Configuration configuration() {
+        String from = System.getenv().getOrDefault("FLINK_REFERENCE_PORTS", "30840");
+        int base = Integer.parseInt(from);
         Configuration c = new Configuration();
-        c.setString("rest.bind-port", "30840-30849");
-        c.setString("taskmanager.data.port", "30850");
-        c.setString("blob.server.port", "30851-30855");
-        c.setString("metrics.internal.query-service.port", "30856-30859");
+        c.setString("rest.bind-port", base + "-" + (base + 9));
+        c.setString("taskmanager.data.port", String.valueOf(base + 10));
+        c.setString("blob.server.port", (base + 11) + "-" + (base + 15));
+        c.setString("metrics.internal.query-service.port", (base + 16) + "-" + (base + 19));
         c.setString("pipeline.auto-watermark-interval", "0 ms");
         c.setString("execution.runtime-mode", "STREAMING");
         return c;

@@ -11,6 +11,7 @@
     lockgate cancel NAME --address URL
     lockgate savepoint inspect PATH [--allow-pickle] [--json]
     lockgate savepoint check PATH --job MODULE:ATTR [--allow-non-restored-state]
+    lockgate simulate SCENARIO [--html PATH] [--json PATH] [--seed N] [--until SECONDS]
 
 Exit status: 0 on success (for ``check``: the restore would succeed), 1 when ``check``
 finds problems, a job that ``run`` runs fails, or the REST API refuses a request, 2 when
@@ -32,6 +33,7 @@ from lockgate.engine.api.cli.exits import (
 from lockgate.engine.api.cli.remote import cancel, list_jobs, status, stop
 from lockgate.engine.api.cli.runner import run_command
 from lockgate.engine.api.cli.savepoint import savepoint
+from lockgate.engine.api.cli.simulate import simulate
 
 __all__ = ["EXIT_OK", "EXIT_PROBLEMS", "EXIT_USAGE", "lockgate", "main"]
 
@@ -41,7 +43,7 @@ def lockgate() -> None:
     """Run lockgate jobs, control them through their REST API, read savepoints."""
 
 
-for _command in (run_command, list_jobs, status, savepoint, stop, cancel):
+for _command in (run_command, list_jobs, status, savepoint, stop, cancel, simulate):
     lockgate.add_command(_command)
 
 

@@ -9,7 +9,7 @@ nothing at once), pops results with ``take_ready`` whenever the doorbell rings, 
 reading input while ``has_backlog``: records the queue has no room for yet.
 
 With ``on_failure=tag`` a record whose calls failed for good completes its entry with a
-``_SideRecord``: it leaves the queue when its result would have, and ``take_ready`` moves it
+``SideRecord``: it leaves the queue when its result would have, and ``take_ready`` moves it
 to the side output collector, so it stays in checkpointed state until emitted.
 """
 
@@ -43,9 +43,11 @@ from lockgate.engine.runtime.snapshots.capture import StateCapture
 from lockgate.engine.state import KeyedStateBackend, ListStateDescriptor
 from lockgate.engine.time.clock import Clock, SystemClock
 
-__all__ = ["AsyncWaitOperator"]
+__all__ = ["STAMPED_INPUTS", "AsyncWaitOperator", "SideRecord"]
 
 _INPUTS = ListStateDescriptor[Any](ASYNC_INPUTS_STATE)
+STAMPED_INPUTS = ListStateDescriptor[Any]("__async_stamped_inputs__")
+"""Where a subtask on a stream with event time stores its records, with their timestamps."""
 
 
 @dataclass(slots=True)
@@ -59,7 +61,7 @@ class _Counters:
 
 
 @dataclass(frozen=True, slots=True)
-class _SideRecord:
+class SideRecord:
     """A failed input record in the result queue, bound for the failure side output."""
 
     record: Any
@@ -73,6 +75,8 @@ class AsyncWaitOperator(Operator):
     backlog are the operator's list state at a checkpoint (split evenly on rescaling); a
     restored subtask calls them again before it takes new input, so each record's result
     is emitted once per attempt and a transactional sink commits it exactly once.
+    The records are stored under ``ASYNC_INPUTS_STATE``; those ``StampedAsyncWaitOperator``
+    stored with timestamps are read too (without them), so a savepoint moves across.
     """
 
     def __init__(
@@ -89,7 +93,8 @@ class AsyncWaitOperator(Operator):
         self.clock: Clock = clock or SystemClock()
         self._queue = result_queue(ordered=self.spec.ordered)
         self._inputs = self.operator_state.get_list_state(_INPUTS)
-        self._backlog: deque[Any] = deque(self._inputs.get())
+        self._stamped_inputs = self.operator_state.get_list_state(STAMPED_INPUTS)
+        self._backlog: deque[Any] = deque(self._restored_inputs())
         self._retry = self.spec.retry_policy
         self._fallback = self.spec.fallback
         self._failure_tag = self.spec.failure_tag
@@ -168,13 +173,17 @@ class AsyncWaitOperator(Operator):
             self._fill()
         return records, watermark
 
+    def _restored_inputs(self) -> list[Any]:
+        stamped = (record for _, record in self._stamped_inputs.get())
+        return [*self._inputs.get(), *stamped]
+
     def _split_side(self, records: list[Any]) -> list[Any]:
         # Failed records go to the side output (dropped if nobody reads it); results stay.
         main: list[Any] = []
         side, tag = self.side_outputs, self._failure_tag
         assert tag is not None, "only an operator with on_failure=tag has side records"
         for record in records:
-            if type(record) is not _SideRecord:
+            if type(record) is not SideRecord:
                 main.append(record)
                 continue
             self._side_pending -= 1
@@ -196,6 +205,7 @@ class AsyncWaitOperator(Operator):
         """Store the records whose results are not emitted yet, in input order, then capture."""
         backlog = [record for record in self._backlog if type(record) is not Watermark]
         self._inputs.update([*self._queue.inputs(), *backlog])
+        self._stamped_inputs.update([])
         return super().capture(checkpoint_id, native=native)
 
     def statistics(self) -> AsyncIoMetrics:
@@ -315,7 +325,7 @@ class AsyncWaitOperator(Operator):
         self._counts.failures += 1
         if self._failure_tag is not None:
             self._side_pending += 1
-            return [_SideRecord(record)]
+            return [SideRecord(record)]
         if self._fallback is None:
             raise error
         return list(self._fallback(record, error))

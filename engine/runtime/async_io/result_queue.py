@@ -24,10 +24,14 @@ __all__ = [
 
 @dataclass(slots=True, eq=False)
 class AsyncEntry:
-    """One input record in a queue; ``results`` is ``None`` until its call completes."""
+    """One input record in a queue; ``results`` is ``None`` until its call completes.
+
+    ``timestamp`` is the input's, on a stream with event time: its results keep it.
+    """
 
     input: Any
     results: list[Any] | None = None
+    timestamp: float | None = None
 
 
 class ResultQueue(Protocol):
@@ -48,7 +52,7 @@ class ResultQueue(Protocol):
         """Whether nothing is queued: no record and no watermark."""
         ...
 
-    def add(self, record: Any) -> AsyncEntry:
+    def add(self, record: Any, timestamp: float | None = None) -> AsyncEntry:
         """Queue ``record``; return the entry to ``complete`` when its call finishes."""
         ...
 
@@ -66,6 +70,10 @@ class ResultQueue(Protocol):
 
     def inputs(self) -> list[Any]:
         """The records of every entry not yet emitted, in input order."""
+        ...
+
+    def stamped_inputs(self) -> list[tuple[float | None, Any]]:
+        """``inputs()``, each as a ``(timestamp, record)`` pair."""
         ...
 
 
@@ -93,9 +101,9 @@ class OrderedResultQueue:
         """Whether nothing is queued: no record and no watermark."""
         return not self._items
 
-    def add(self, record: Any) -> AsyncEntry:
+    def add(self, record: Any, timestamp: float | None = None) -> AsyncEntry:
         """Queue ``record``; return the entry to ``complete`` when its call finishes."""
-        entry = AsyncEntry(record)
+        entry = AsyncEntry(record, None, timestamp)
         self._items.append(entry)
         self._size += 1
         return entry
@@ -127,6 +135,10 @@ class OrderedResultQueue:
     def inputs(self) -> list[Any]:
         """The records of every entry not yet emitted, in input order."""
         return [item.input for item in self._items if isinstance(item, AsyncEntry)]
+
+    def stamped_inputs(self) -> list[tuple[float | None, Any]]:
+        """``inputs()``, each as a ``(timestamp, record)`` pair."""
+        return [(i.timestamp, i.input) for i in self._items if isinstance(i, AsyncEntry)]
 
     def __repr__(self) -> str:
         return f"<OrderedResultQueue size={self._size}>"
@@ -162,9 +174,9 @@ class UnorderedResultQueue:
         first = self._segments[0]
         return len(self._segments) == 1 and not first.entries and first.fence is None
 
-    def add(self, record: Any) -> AsyncEntry:
+    def add(self, record: Any, timestamp: float | None = None) -> AsyncEntry:
         """Queue ``record``; return the entry to ``complete`` when its call finishes."""
-        entry = AsyncEntry(record)
+        entry = AsyncEntry(record, None, timestamp)
         segment = self._segments[-1]
         if segment.fence is not None:
             segment = _Segment()
@@ -205,6 +217,10 @@ class UnorderedResultQueue:
     def inputs(self) -> list[Any]:
         """The records of every entry not yet emitted, in input order."""
         return [entry.input for segment in self._segments for entry in segment.entries]
+
+    def stamped_inputs(self) -> list[tuple[float | None, Any]]:
+        """``inputs()``, each as a ``(timestamp, record)`` pair."""
+        return [(e.timestamp, e.input) for segment in self._segments for e in segment.entries]
 
     def __repr__(self) -> str:
         return f"<UnorderedResultQueue size={len(self)} segments={len(self._segments)}>"

@@ -18,7 +18,13 @@ from lockgate.engine.functions.side_outputs import SideOutputCollector
 from lockgate.engine.graph.job_graph import OperatorKind, OperatorNode, Partitioning
 from lockgate.engine.graph.planning import ChainEdge, ExecutionPlan, OperatorChain
 from lockgate.engine.io.sinks import Sink, SinkContext
-from lockgate.engine.io.sources import Source, SourceContext, SourceSplit, assign_splits
+from lockgate.engine.io.sources import (
+    Source,
+    SourceContext,
+    SourceSplit,
+    assign_splits,
+    reads_by_split,
+)
 from lockgate.engine.runtime.job.remote_ends import OvertakenRouter, RemoteEnds
 from lockgate.engine.runtime.network.barrier_aligner import AlignmentMode, BarrierAligner
 from lockgate.engine.runtime.network.input_channel_state import InputChannelState
@@ -30,19 +36,23 @@ from lockgate.engine.runtime.network.partitioners import (
     KeyGroupPartitioner,
     Partitioner,
     RebalancePartitioner,
+    StampedKeyGroupPartitioner,
+    StampingPartitioner,
 )
 from lockgate.engine.runtime.network.partitions import OutputPartition
 from lockgate.engine.runtime.network.transport.local import local_channel
 from lockgate.engine.runtime.operators.base import Operator
 from lockgate.engine.runtime.operators.kinds import create_operator
 from lockgate.engine.runtime.operators.scope import OperatorScope
+from lockgate.engine.runtime.operators.timestamps import TimestampsOperator
 from lockgate.engine.runtime.snapshots.subtask_checkpointer import (
     CheckpointContext,
     SubtaskCheckpointer,
 )
 from lockgate.engine.runtime.subtask.actor import SubtaskActor, SubtaskSettings
 from lockgate.engine.runtime.subtask.heads import GateHead, Head, SourceHead
-from lockgate.engine.runtime.subtask.tails import GateTail, SinkTail, Tail
+from lockgate.engine.runtime.subtask.source_alignment import SourceAlignment
+from lockgate.engine.runtime.subtask.tails import GateTail, SinkTail, StampedSinkTail, Tail
 from lockgate.engine.savepoints.values import ValueCodec
 from lockgate.engine.state import (
     KeyedStateBackend,
@@ -50,6 +60,7 @@ from lockgate.engine.state import (
     MemoryStateBackend,
     StateBackend,
 )
+from lockgate.engine.time.alignment import AlignmentGroup
 from lockgate.engine.time.clock import Clock
 
 __all__ = ["Attempt", "Deployment", "RuntimeOptions", "deploy"]
@@ -186,6 +197,7 @@ class _SubtaskBuilder:
         self.channels = channels
         self.router = router
         self.keyed_states: list[KeyedStateBackend] = []
+        self.alignment_groups: dict[str, AlignmentGroup] = {}  # one attempt's, by name
 
     def build(self, chain: OperatorChain, index: int) -> SubtaskActor:
         options = self.options
@@ -215,7 +227,35 @@ class _SubtaskBuilder:
             )
         )
         head, tail = self._head(chain, index), self._tail(chain, index)
+        self._source_watermarks(head, operators, f"{chain.head.uid}#{index}")
         return SubtaskActor(settings, head, operators, tail, checkpointer)
+
+    def _source_watermarks(self, head: Head, operators: list[Operator], member: str) -> None:
+        # A source's own watermarks (its strategy chained first) are made split by split when
+        # its reader tells each record's split, as Flink's per-split watermarks; with
+        # alignment, its reading pauses while it runs ahead of its group.
+        if not (isinstance(head, SourceHead) and operators):
+            return
+        first = operators[0]
+        if not isinstance(first, TimestampsOperator):
+            return
+        if reads_by_split(head.reader):
+            head.read_by_split()
+            first.read_splits_from(head, [split.split_id for split in head.splits])
+        alignment = first.strategy.alignment
+        if alignment is not None:
+            group = self.alignment_groups.setdefault(
+                alignment.group, AlignmentGroup(alignment.group, alignment.max_drift)
+            )
+            head.align_with(
+                SourceAlignment(
+                    group,
+                    member,
+                    first.aligned_watermark,
+                    clock=self.options.clock,
+                    update_interval=alignment.update_interval,
+                )
+            )
 
     def close_keyed_states(self) -> None:
         """Close every keyed state backend made so far (the deployment failed)."""
@@ -301,7 +341,7 @@ class _SubtaskBuilder:
             scope = OperatorScope(tail.uid, index, chain.parallelism)
             with scope:
                 writer = sink.create_writer(context)
-            return SinkTail(writer, scope)
+            return (StampedSinkTail if tail.timestamped else SinkTail)(writer, scope)
         partitions = [self._partition(edge, index) for edge in self.plan.outputs(chain)]
         restored = self.attempt.state_of(tail.uid, index)
         gate = OutputGate(
@@ -327,6 +367,14 @@ class _SubtaskBuilder:
         return OutputPartition(partitioner, channels, keys, tag=edge.tag)
 
     def _partitioner(self, edge: ChainEdge, index: int, channels: int) -> Partitioner:
+        # Records are (timestamp, value) pairs where event time is on; an input without it
+        # joining a stream with it (union, connect) is given pairs here.
+        sent_stamped = edge.upstream.tail.emits_timestamps
+        stamped = sent_stamped or edge.downstream.head.timestamped
+        partitioner = self._routing(edge, index, channels, stamped=stamped)
+        return partitioner if sent_stamped or not stamped else StampingPartitioner(partitioner)
+
+    def _routing(self, edge: ChainEdge, index: int, channels: int, *, stamped: bool) -> Partitioner:
         if channels == 1:
             return ForwardPartitioner()
         if edge.partitioning is Partitioning.HASH:
@@ -338,9 +386,8 @@ class _SubtaskBuilder:
                 index,
                 edge.upstream.parallelism,
             )
-            return KeyGroupPartitioner(
-                edge.key_selector, self.options.max_parallelism, on_failure=failure
-            )
+            keyed = StampedKeyGroupPartitioner if stamped else KeyGroupPartitioner
+            return keyed(edge.key_selector, self.options.max_parallelism, on_failure=failure)
         if edge.partitioning is Partitioning.BROADCAST:
             return BroadcastPartitioner()
         return RebalancePartitioner(start=index)

@@ -117,6 +117,7 @@ class JobMaster:
         self._coordinator_actor: CheckpointCoordinator | None = None
         self._ended = False
         self._cancelled = False
+        self._killed: JobError | None = None  # fail_attempt's failure, raised by the attempt
         self._restart_wait: anyio.CancelScope | None = None
         self._discovery: anyio.CancelScope | None = None
 
@@ -210,6 +211,18 @@ class JobMaster:
         if self._discovery is not None:
             self._discovery.cancel()
 
+    def fail_attempt(self, failure: JobError) -> bool:
+        """Fail the running attempt with ``failure``, as a crash would; ``False`` if none runs.
+
+        Fault injection: the attempt's subtasks are cancelled and ``failure`` is the
+        attempt's, so the restart strategy decides what follows, as after any failure.
+        """
+        if self._system is None or self._killed is not None or self._cancelled:
+            return False
+        self._killed = failure
+        self._system.cancel()
+        return True
+
     async def trigger_checkpoint(self, request: Any = None) -> CheckpointTicket:
         """Start a checkpoint (or ``request``) once the current attempt runs.
 
@@ -255,6 +268,7 @@ class JobMaster:
             self._coordinator.fill(None)
             if self._coordinator_actor is not None:
                 self._next_checkpoint_id = self._coordinator_actor.next_checkpoint_id
+        failure, self._killed = failure or self._killed, None
         if failure is not None:
             raise failure
         return not self._cancelled

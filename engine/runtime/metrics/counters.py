@@ -21,7 +21,8 @@ class SubtaskCounters:
 
     ``idle_time`` and ``backpressured_time`` count the wait going on as far as it went;
     ``busy_time`` is the rest of the time since the start. Watermarks are ``-inf`` before
-    the first and ``inf`` once the input ended.
+    the first and ``inf`` once the input ended; ``split_watermarks`` (``None`` while a split
+    is idle) and ``alignment_drift`` only of source subtasks that make or align them.
     """
 
     chain_id: int
@@ -42,6 +43,8 @@ class SubtaskCounters:
     output_fill: float
     input_watermark: float
     output_watermark: float
+    alignment_drift: float | None
+    split_watermarks: dict[str, float | None]
     late_records_dropped: dict[str, int]
     side_output_records: dict[str, int]
     async_io: tuple[AsyncIoMetrics, ...]

@@ -72,9 +72,12 @@ class SubtaskMetrics:
     busy the rest, each up to now (a wait going on counts as far as it went). The
     ``..._per_second`` fields are rates over the job's rolling window
     (``JobMetrics.rate_window``). Watermarks are ``None`` before the first one and after the
-    last (the end of input). ``late_records_dropped`` is keyed by the uid of each window
-    operator, ``side_output_records`` by side-output tag, ``keyed_state`` by the uid of
-    each operator that keeps keyed state.
+    last (the end of input). ``split_watermarks`` is keyed by split, for a source subtask
+    whose watermarks are made split by split (else empty; ``None`` while a split is idle);
+    ``watermark_alignment_drift`` is ``None`` unless the source aligns its watermarks.
+    ``late_records_dropped`` is keyed by the uid of each window or interval join operator,
+    ``side_output_records`` by side-output tag, ``keyed_state`` by the uid of each operator
+    that keeps keyed state.
     """
 
     key: str
@@ -100,6 +103,8 @@ class SubtaskMetrics:
     output_fill: float
     current_input_watermark: float | None
     current_output_watermark: float | None
+    watermark_alignment_drift: float | None
+    split_watermarks: dict[str, float | None]
     late_records_dropped: dict[str, int]
     side_output_records: dict[str, int]
     async_io: list[AsyncIoMetrics]

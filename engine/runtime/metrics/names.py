@@ -168,12 +168,29 @@ METRICS: tuple[MetricName, ...] = (
         "the newest watermark the subtask sent on; none before the first and after the last",
     ),
     MetricName(
+        "watermark_alignment_drift",
+        "watermarkAlignmentDrift",
+        _T,
+        _G,
+        "event time",
+        "how far a source subtask's watermark is above its alignment group's; none unless aligned",
+    ),
+    MetricName(
+        "split_watermarks",
+        "currentSplitWatermark",
+        _O,
+        _G,
+        "event time",
+        "the watermark of each split of a source subtask that reads by split (label split); "
+        "none while the split is idle or before its first",
+    ),
+    MetricName(
         "late_records_dropped",
         "numLateRecordsDropped",
         _O,
         _C,
         "records",
-        "records a window operator dropped as late (without a late-data side output)",
+        "records a window or interval join operator dropped as late (no late-data side output)",
     ),
     MetricName(
         "side_output_records",

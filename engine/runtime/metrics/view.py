@@ -101,6 +101,10 @@ class MetricsView:
             output_fill=c.output_fill,
             current_input_watermark=_finite(c.input_watermark),
             current_output_watermark=_finite(c.output_watermark),
+            watermark_alignment_drift=c.alignment_drift,
+            split_watermarks={
+                split: None if w is None else _finite(w) for split, w in c.split_watermarks.items()
+            },
             late_records_dropped=dict(c.late_records_dropped),
             side_output_records=dict(c.side_output_records),
             async_io=list(c.async_io),

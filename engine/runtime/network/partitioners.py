@@ -1,7 +1,10 @@
 """Partitioners: which downstream subtask receives each record of a batch.
 
 Keyed edges route by key group (``lockgate.engine.state.key_groups``); the others forward,
-broadcast or deal records out round-robin.
+broadcast or deal records out round-robin. On a stream with event time records travel as
+``(timestamp, value)`` pairs: ``StampedKeyGroupPartitioner`` reads the key of the value, and
+``StampingPartitioner`` gives records of an input without timestamps the timestamp ``None``
+where they join a stream with them (a union, a connect).
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ __all__ = [
     "KeyGroupPartitioner",
     "Partitioner",
     "RebalancePartitioner",
+    "StampedKeyGroupPartitioner",
+    "StampingPartitioner",
 ]
 
 _ROUTE_CACHE_LIMIT = 1 << 16
@@ -119,3 +124,42 @@ class KeyGroupPartitioner(Partitioner):
             group, self._max_parallelism, parallelism
         )
         return target
+
+
+class StampedKeyGroupPartitioner(KeyGroupPartitioner):
+    """A ``KeyGroupPartitioner`` for ``(timestamp, value)`` pairs: the key is the value's."""
+
+    def route(self, records: list[Any], buffers: list[list[Any]]) -> None:
+        """Append each pair to the buffer of the subtask owning its value's key group."""
+        key_of = self._key_selector
+        routes = self._routes
+        appenders = [buffer.append for buffer in buffers]
+        record: Any = (None, None)
+        try:
+            for record in records:
+                key = key_of(record[1])
+                target = routes.get(key)
+                if target is None:
+                    target = self._learn(key, len(buffers))
+                appenders[target](record)
+        except Exception as error:
+            cause = self._cause(record[1], error)
+            if self._on_failure is None:
+                raise cause from None
+            raise self._on_failure(cause) from cause
+
+
+class StampingPartitioner(Partitioner):
+    """Routes records without timestamps as ``(None, record)`` pairs, with ``inner``.
+
+    For an edge from an operator whose records carry no timestamps (it has no event time,
+    or nothing downstream of its watermark strategy reads them) into one whose records
+    carry them: what reads a record's event time there fails naming the record.
+    """
+
+    def __init__(self, inner: Partitioner) -> None:
+        self._inner = inner
+
+    def route(self, records: list[Any], buffers: list[list[Any]]) -> None:
+        """Stamp each record ``None``, then route it."""
+        self._inner.route([(None, record) for record in records], buffers)

@@ -29,7 +29,7 @@ from lockgate.engine.state import (
 )
 from lockgate.engine.time.clock import Clock, SystemClock
 
-__all__ = ["FilterOperator", "FlatMapOperator", "MapOperator", "ProcessOperator"]
+__all__ = ["FilterOperator", "FlatMapOperator", "MapOperator", "ProcessOperator", "fill"]
 
 
 class MapOperator(Operator):
@@ -76,7 +76,7 @@ class FlatMapOperator(Operator):
             if type(result) is list or type(result) is tuple:
                 out.extend(result)
             else:
-                yield from _fill(out, iter(result), limit)
+                yield from fill(out, iter(result), limit)
             if len(out) >= limit:
                 yield out
                 out = []
@@ -85,7 +85,14 @@ class FlatMapOperator(Operator):
 
 
 class ProcessOperator(Operator):
-    """Runs a ``KeyedProcessFunction``, its own copy per subtask, under each record's key."""
+    """Runs a ``KeyedProcessFunction``, its own copy per subtask, under each record's key.
+
+    Its context collects what the function emits with ``collect_with_timestamp`` into the
+    batch's output list; ``timestamped`` (the event-time subclass) says whether records
+    are ``(timestamp, value)`` pairs.
+    """
+
+    timestamped = False
 
     def __init__(
         self,
@@ -135,19 +142,22 @@ class ProcessOperator(Operator):
     def _fire(self, queue: TimerQueue, time: float, domain: TimeDomain) -> list[Any]:
         out: list[Any] = []
         store, context, on_timer = self.keyed_state, self._context, self._fn.on_timer
-        context.time_domain = domain
+        context.time_domain, context._out = domain, out
         try:
             for key, timestamp in queue.pop_due(time):
                 store.current_key = key
+                context._timestamp = timestamp
                 emitted = on_timer(timestamp, context)
                 if emitted is not None:
                     out.extend(emitted)
         finally:
-            context.time_domain = None
+            context.time_domain = context._timestamp = None
         return out
 
     def _new_context(self, side_outputs: SideOutputCollector | None) -> ProcessContext[Any]:
-        return ProcessContext(self.keyed_state, side_outputs, timers=self._service)
+        return ProcessContext(
+            self.keyed_state, side_outputs, timers=self._service, timestamped=self.timestamped
+        )
 
     def _service(self) -> TimerService:
         if self._timer_service is None:
@@ -172,6 +182,7 @@ class ProcessOperator(Operator):
         out: list[Any] = []
         extend = out.extend
         store, key_of, context = self.keyed_state, self._key_of, self._context
+        context._out = out  # collect_with_timestamp's records join the batch's output
         process_element = self.function.process_element
         for record in records:
             store.current_key = key_of(record)
@@ -188,7 +199,7 @@ class ProcessOperator(Operator):
             super().close()
 
 
-def _fill(out: list[Any], items: Iterator[Any], limit: int) -> Iterator[list[Any]]:
+def fill(out: list[Any], items: Iterator[Any], limit: int) -> Iterator[list[Any]]:
     """Add ``items`` to ``out``, yielding ``out`` each time it holds ``limit`` (then empty)."""
     while True:
         out.extend(islice(items, limit - len(out)))

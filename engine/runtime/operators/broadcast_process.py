@@ -47,8 +47,12 @@ class BroadcastProcessOperator(ProcessOperator):
 
     def _new_context(self, side_outputs: SideOutputCollector | None) -> ProcessContext[Any]:
         states = BroadcastStates(self.operator_state, self._descriptors)
-        self._broadcast_context = BroadcastContext(states, side_outputs)
-        return ReadOnlyBroadcastContext(self.keyed_state, states, side_outputs, self._service)
+        self._broadcast_context = BroadcastContext(
+            states, side_outputs, timestamped=self.timestamped
+        )
+        return ReadOnlyBroadcastContext(
+            self.keyed_state, states, side_outputs, self._service, timestamped=self.timestamped
+        )
 
     def process_watermark(self, watermark: Watermark) -> tuple[list[Any], Watermark | None]:
         """Fire the event-time timers the watermark reached, then pass it on."""
@@ -63,6 +67,7 @@ class BroadcastProcessOperator(ProcessOperator):
         function: KeyedBroadcastProcessFunction[Any, Any, Any, Any] = self.function
         keyed, broadcast = function.process_element, function.process_broadcast_element
         broadcast_context = self._broadcast_context
+        context._out = out
         for record in records:
             if type(record) is SecondInput:
                 emitted = broadcast(record.value, broadcast_context)

@@ -26,6 +26,7 @@ class CoProcessOperator(ProcessOperator):
         store, key_of, context = self.keyed_state, self._key_of, self._context
         function: KeyedCoProcessFunction[Any, Any, Any, Any] = self.function
         first, second = function.process_element1, function.process_element2
+        context._out = out
         for record in records:
             store.current_key = key_of(record)
             if type(record) is SecondInput:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from collections.abc import Sequence
+from typing import Any, Protocol, TypeAlias
 
 from anyio.abc import TaskGroup
 
@@ -10,12 +11,19 @@ from lockgate.actors import Doorbell, EndOfMailbox, Mailbox, MailboxEmpty
 from lockgate.engine.checkpointing.channel_state import ChannelRecords
 from lockgate.engine.checkpointing.snapshots import SPLITS_STATE
 from lockgate.engine.events import EndOfInput
-from lockgate.engine.io.sources import SourceReader, SourceSplit
+from lockgate.engine.io.sources import SourceReader, SourceSplit, SplitRecords
 from lockgate.engine.runtime.network.input_gate import GateItem, InputGate
 from lockgate.engine.runtime.operators.scope import OperatorScope
 from lockgate.engine.runtime.snapshots.capture import StateCapture
+from lockgate.engine.runtime.subtask.source_alignment import SourceAlignment
+from lockgate.engine.time.timestamps_and_watermarks import SplitRun
 
 __all__ = ["GateHead", "Head", "SourceHead"]
+
+_Fetched: TypeAlias = tuple[
+    list[Any], list[SourceSplit], tuple[SplitRun, ...] | None, frozenset[str] | None
+]
+"""A fetched batch, the positions after it, and (read by split) its runs and idle splits."""
 
 
 class Head(Protocol):
@@ -66,6 +74,10 @@ class Head(Protocol):
 
     def end_input(self) -> None:
         """End the input now, as if it had been read out (stop-with-savepoint, drained)."""
+
+    @property
+    def watermark_alignment_drift(self) -> float | None:
+        """How far an aligned source is above its group's watermark; else ``None``."""
 
     @property
     def reads_nothing(self) -> bool:
@@ -127,6 +139,7 @@ class GateHead:
         """Channels end when their upstream subtasks end."""
 
     reads_nothing = False
+    watermark_alignment_drift = None
 
     def alignment_started_at(self, checkpoint_id: int, *, default: float) -> float:
         """When the first barrier of ``checkpoint_id`` arrived, or ``default``."""
@@ -152,7 +165,11 @@ class SourceHead:
     The fetch task may wait inside ``read`` (an unbounded source with nothing new) while the
     subtask still answers control messages. Each fetched batch travels with the split
     positions just after it; ``splits`` is the position of the last batch polled, which is
-    what a checkpoint of this subtask must record.
+    what a checkpoint of this subtask must record. Read by split (``read_by_split``, for
+    per-split watermarks), a batch also travels with the split of each of its records
+    (``split_runs``) and the splits the reader said were idle once it read it
+    (``reader_idle``). Aligned with other sources (``align_with``), the fetch task waits
+    before each read while the subtask runs ahead of its group.
     """
 
     def __init__(
@@ -167,9 +184,21 @@ class SourceHead:
         self.splits = splits
         self._batch_size = batch_size
         self._scope = scope
-        self._fetched: Mailbox[tuple[list[Any], list[SourceSplit]]] | None = None
+        self._fetched: Mailbox[_Fetched] | None = None
         self._suspended_by: int | None = None
         self._ended = False
+        self._by_split = False
+        self.split_runs: tuple[SplitRun, ...] | None = None
+        self.reader_idle: frozenset[str] | None = None
+        self.alignment: SourceAlignment | None = None
+
+    def read_by_split(self) -> None:
+        """Read with ``read_splits``, keeping the split of each record (before ``start``)."""
+        self._by_split = True
+
+    def align_with(self, alignment: SourceAlignment) -> None:
+        """Pause reading while ``alignment`` says the subtask runs ahead (before ``start``)."""
+        self.alignment = alignment
 
     async def open(self, doorbell: Doorbell) -> None:
         """Open the reader; fetched batches will ring ``doorbell``."""
@@ -189,7 +218,7 @@ class SourceHead:
         if self._suspended_by is not None:
             return None
         try:
-            records, self.splits = self._fetched.receive_nowait()
+            records, self.splits, self.split_runs, self.reader_idle = self._fetched.receive_nowait()
         except MailboxEmpty:
             return None
         except EndOfMailbox:
@@ -197,7 +226,9 @@ class SourceHead:
         return records
 
     async def close(self) -> None:
-        """Close the reader."""
+        """Close the reader; leave the alignment group."""
+        if self.alignment is not None:
+            self.alignment.leave()
         with self._scope:
             await self.reader.close()
 
@@ -231,6 +262,11 @@ class SourceHead:
     def end_input(self) -> None:
         """Deliver ``EndOfInput`` next: batches fetched but not polled are never delivered."""
         self._ended = True
+
+    @property
+    def watermark_alignment_drift(self) -> float | None:
+        """How far this subtask's watermark is above its alignment group's, if aligned."""
+        return None if self.alignment is None else self.alignment.drift
 
     @property
     def reads_nothing(self) -> bool:
@@ -268,11 +304,37 @@ class SourceHead:
 
     async def _fetch(self) -> None:
         assert self._fetched is not None
+        read = self._read_by_split if self._by_split else self._read
         while True:
+            if self.alignment is not None:
+                await self.alignment.wait_until_allowed()
             with self._scope:
-                records = await self.reader.read(self._batch_size)
-                splits = self.reader.snapshot_splits()
-            if not records:
+                fetched = await read()
+            if fetched is None:
+                if self.alignment is not None:
+                    self.alignment.leave()
                 self._fetched.close()
                 return
-            await self._fetched.send((records, splits))
+            await self._fetched.send(fetched)
+
+    async def _read(self) -> _Fetched | None:
+        records = await self.reader.read(self._batch_size)
+        return (records, self.reader.snapshot_splits(), None, None) if records else None
+
+    async def _read_by_split(self) -> _Fetched | None:
+        runs = await self.reader.read_splits(self._batch_size)
+        if not runs:
+            return None
+        idle = frozenset(self.reader.idle_splits())
+        return _joined(runs), self.reader.snapshot_splits(), _split_runs(runs), idle
+
+
+def _joined(runs: Sequence[SplitRecords[Any]]) -> list[Any]:
+    if len(runs) == 1:
+        records = runs[0].records
+        return records if type(records) is list else list(records)
+    return [record for run in runs for record in run.records]
+
+
+def _split_runs(runs: Sequence[SplitRecords[Any]]) -> tuple[SplitRun, ...]:
+    return tuple(SplitRun(run.split_id, len(run.records), run.finished) for run in runs)

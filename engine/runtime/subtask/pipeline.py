@@ -6,7 +6,9 @@ the tail. An ``async_map`` (an ``AsyncWaitOperator``) emits nothing when given r
 results run through the rest of the chain when the subtask takes them. A watermark goes
 through the operators in order and leaves through the tail, unless an operator holds it
 back (an async operator's fence) and passes it on later. A ``TimestampsOperator`` replaces
-upstream watermarks with its own, which leave at most every ``watermark_interval`` seconds.
+upstream watermarks with its own: those its generators emit periodically leave at most every
+``watermark_interval`` seconds; those a punctuated generator emits for a record split the
+batch there, so the watermark leaves right after that record, whatever the batch size.
 
 The chain's last operator, if its side outputs are read, has a ``SideOutputCollector``: it
 is drained into the tail with the main records after each batch or async emission, so
@@ -33,6 +35,7 @@ from lockgate.engine.runtime.operators.scope import OperatorScope
 from lockgate.engine.runtime.operators.timestamps import TimestampsOperator
 from lockgate.engine.runtime.subtask.tails import Tail
 from lockgate.engine.time.clock import Clock
+from lockgate.engine.time.multiplexer import CombinedOutput
 
 __all__ = ["FAN_OUT_CHUNK", "OperatorPipeline", "Stage"]
 
@@ -73,6 +76,7 @@ class OperatorPipeline:
             (index, op) for index, op in enumerate(operators) if isinstance(op, ProcessOperator)
         ]
         self._streaming = {i for i, op in enumerate(operators) if isinstance(op, FlatMapOperator)}
+        self._punctuating = dict(self.generators)
         self._side = operators[-1].side_outputs if operators else None
         self._watermark = -math.inf  # the newest watermark the chain's head delivered
         self.output_watermark = -math.inf  # the newest watermark the tail sent on
@@ -82,6 +86,12 @@ class OperatorPipeline:
     def input_watermark(self) -> float:
         """The newest watermark the chain's head delivered (``-inf`` before the first)."""
         return self._watermark
+
+    @property
+    def split_watermarks(self) -> dict[str, float | None]:
+        """Each split's watermark, where the chain's head makes them split by split."""
+        first = self._punctuating.get(0)
+        return {} if first is None else first.split_watermarks
 
     @property
     def side_output_records(self) -> dict[str, int]:
@@ -135,7 +145,7 @@ class OperatorPipeline:
 
     async def process(self, records: list[Any]) -> None:
         """Run a batch from the head through every operator to the tail."""
-        if self._streaming:
+        if self._streaming or self._punctuating:
             await self._process_from(0, records)
             return
         for operator, scope in self.stages:
@@ -174,10 +184,8 @@ class OperatorPipeline:
         """Let the generators' statuses and watermarks leave when they are due."""
         now, interval = self.clock.now(), self.watermark_interval
         for index, operator in self.generators:
-            if (status := operator.take_status(now)) is not None:
-                await self._status_from(index, status)
-            if (watermark := operator.take_due(now, interval)) is not None:
-                await self._watermark_from(index + 1, watermark)
+            for change in operator.on_periodic_emit(now, interval):
+                await self._change_from(index, change)
 
     async def fire_processing_timers(self) -> None:
         """Fire the processing-time timers the clock reached; run what they emit on."""
@@ -229,9 +237,39 @@ class OperatorPipeline:
             operator, scope = self.stages[position]
             with scope:
                 records = operator.process_batch(records)
+            timestamps = self._punctuating.get(position)
+            if timestamps is not None and timestamps.changes:
+                await self._punctuate(position, timestamps, records)
+                return
             if not records:
                 break
         await self._write(records)
+
+    async def _punctuate(
+        self, position: int, operator: TimestampsOperator, records: list[Any]
+    ) -> None:
+        # What the generators emitted for the batch leaves between the records it was
+        # emitted after and the rest; no snapshot may be taken before the batch is through.
+        self._mid_batch += 1
+        try:
+            start = 0
+            for at, change in operator.take_changes():
+                if at > start:
+                    await self._process_from(position + 1, records[start:at])
+                    start = at
+                await self._change_from(position, change)
+            if start < len(records):
+                await self._process_from(position + 1, records[start:])
+        finally:
+            self._mid_batch -= 1
+
+    async def _change_from(self, index: int, change: CombinedOutput) -> None:
+        # A change of the watermarks generated at operator ``index``: a watermark goes
+        # through the rest of the chain, a status straight to the tail.
+        if isinstance(change, Watermark):
+            await self._watermark_from(index + 1, change)
+        else:
+            await self._status_from(index, change)
 
     async def _stream_from(self, position: int, records: list[Any]) -> None:
         operator, scope = self.stages[position]

@@ -59,6 +59,8 @@ def subtask_counters(actor: CountingSubtask) -> SubtaskCounters:
         output_fill=tail.output_fill,
         input_watermark=pipeline.input_watermark,
         output_watermark=pipeline.output_watermark,
+        alignment_drift=head.watermark_alignment_drift,
+        split_watermarks=pipeline.split_watermarks,
         late_records_dropped={
             operator.uid: operator.late_records_dropped
             for operator in actor.operators

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from operator import itemgetter
 from typing import Any, Protocol
 
 from lockgate.engine.checkpointing.channel_state import ChannelRecords
@@ -14,7 +15,9 @@ from lockgate.engine.runtime.network.output_gate import OutputGate, SendWaiter
 from lockgate.engine.runtime.operators.scope import OperatorScope
 from lockgate.engine.runtime.snapshots.capture import StateCapture
 
-__all__ = ["GateTail", "SinkTail", "Tail"]
+__all__ = ["GateTail", "SinkTail", "StampedSinkTail", "Tail"]
+
+_value = itemgetter(1)  # of a (timestamp, value) pair
 
 
 class Tail(Protocol):
@@ -235,3 +238,11 @@ class SinkTail:
         """Tell the writer."""
         with self.scope:
             await self.writer.notify_checkpoint_aborted(checkpoint_id)
+
+
+class StampedSinkTail(SinkTail):
+    """A sink tail for records with timestamps: the writer gets the values alone."""
+
+    async def write(self, records: list[Any]) -> None:
+        """Write a batch of values."""
+        await super().write(list(map(_value, records)))

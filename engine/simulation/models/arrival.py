@@ -21,7 +21,7 @@ class Arrival:
     """
 
     seq: int
-    key: int | None
+    key: Any
     event_time: float
     admitted_at: float
     value: Any = None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from lockgate.engine.io.sources import Source, SourceContext, SourceReader, SourceSplit
@@ -12,6 +12,7 @@ from lockgate.engine.simulation.models.arrival import Arrival
 from lockgate.engine.simulation.models.arrivals import ArrivalProcess
 from lockgate.engine.simulation.models.keys import KeyDistribution
 from lockgate.engine.simulation.models.model import Model
+from lockgate.engine.simulation.models.replay import Replay
 from lockgate.engine.time.clock import Clock
 
 __all__ = ["ArrivalSource"]
@@ -22,6 +23,10 @@ DUE_WITHIN = 1e-9
 
 class ArrivalSource(Source[Arrival], Model):
     """Records that come when ``arrivals`` says, with keys from ``keys``: the world's input.
+
+    ``arrivals`` is any ``ArrivalProcess``: ``ConstantRate``, ``Poisson``, a
+    ``RateSchedule``, ``OnOff`` bursts, or the ``Replay`` of a recorded trace (whose keys
+    the records carry unless ``keys`` is given).
 
     Each source subtask reads one split, an equal share of the process. Its reader waits
     until the next arrival is due and returns every arrival due by then (at most the
@@ -55,8 +60,8 @@ class ArrivalSource(Source[Arrival], Model):
 
     @property
     def bounded(self) -> bool:
-        """Whether a ``limit`` ends the input."""
-        return self.limit is not None
+        """Whether a ``limit`` or the end of a replayed trace ends the input."""
+        return self.limit is not None or isinstance(self.arrivals, Replay)
 
     def create_splits(self, parallelism: int) -> list[SourceSplit]:
         """One split per subtask, each with an equal share of the arrivals."""
@@ -80,7 +85,7 @@ class ArrivalSource(Source[Arrival], Model):
         return _SplitArrivals(
             split.split_id,
             parts,
-            self.arrivals.share(parts),
+            self.arrivals.share(parts, index),
             self.keys,
             rng,
             context.clock,
@@ -156,7 +161,9 @@ class _SplitArrivals:
         self.emitted = 0
         self.limit = limit
         self.next_time = math.inf
-        self.next_key: int | None = None
+        self.next_key: Any = None
+        self._times: Iterator[float] = iter(())
+        self._traced_keys: Iterator[Any] | None = None
         if origin is not None:
             self._start(origin)
             for _ in range(emitted):
@@ -164,8 +171,10 @@ class _SplitArrivals:
 
     @property
     def ended(self) -> bool:
-        """Whether the split emitted its ``limit``."""
-        return self.limit is not None and self.emitted >= self.limit
+        """Whether the split emitted its ``limit``, or its process has no more arrivals."""
+        if self.limit is not None and self.emitted >= self.limit:
+            return True
+        return self.origin is not None and self.next_time == math.inf
 
     def next_due(self) -> float:
         """When the next arrival comes (the process starts at the first call)."""
@@ -186,7 +195,9 @@ class _SplitArrivals:
 
     def _start(self, origin: float) -> None:
         self.origin = origin
-        self.next_time = origin
+        self._times = self.process.times(self.rng)
+        if self.keys is None and isinstance(self.process, Replay):
+            self._traced_keys = self.process.key_sequence()
         self._draw()
 
     def _advance(self) -> None:
@@ -194,5 +205,10 @@ class _SplitArrivals:
         self._draw()
 
     def _draw(self) -> None:
-        self.next_time += self.process.gap(self.rng)
-        self.next_key = None if self.keys is None else self.keys.draw(self.rng)
+        assert self.origin is not None
+        offset = next(self._times, None)
+        self.next_time = math.inf if offset is None else self.origin + offset
+        if self.keys is not None:
+            self.next_key = self.keys.draw(self.rng)
+        elif self._traced_keys is not None:
+            self.next_key = next(self._traced_keys, None)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Protocol, runtime_checkable
 
@@ -12,19 +13,25 @@ __all__ = ["ArrivalProcess", "ConstantRate", "Poisson"]
 
 @runtime_checkable
 class ArrivalProcess(Protocol):
-    """Arrivals at ``rate`` per second on average, the gaps between them drawn one by one."""
+    """Arrivals at ``rate`` per second in the long run, their times drawn one by one.
+
+    ``times(rng)`` yields the arrival times in seconds from the process's start, in order,
+    drawing only from ``rng`` (so a seed repeats them); it ends when the process does (a
+    replayed trace), and never for the others. ``share(parts, index)`` is what one of
+    ``parts`` source subtasks, number ``index``, gets of it.
+    """
 
     @property
     def rate(self) -> float:
-        """Arrivals per second, on average."""
+        """Arrivals per second, on average over the long run."""
         ...
 
-    def gap(self, rng: random.Random) -> float:
-        """Seconds from one arrival to the next, from ``rng`` only, so a seed repeats them."""
+    def times(self, rng: random.Random) -> Iterator[float]:
+        """The arrival times from the start, in order, from ``rng`` only."""
         ...
 
-    def share(self, parts: int) -> ArrivalProcess:
-        """The same process at ``rate / parts``: one of ``parts`` source subtasks' share."""
+    def share(self, parts: int, index: int = 0) -> ArrivalProcess:
+        """Subtask ``index``'s share of the process split over ``parts`` subtasks."""
         ...
 
 
@@ -41,7 +48,11 @@ class ConstantRate:
         """``1 / rate``, drawing nothing."""
         return 1.0 / self.rate
 
-    def share(self, parts: int) -> ConstantRate:
+    def times(self, rng: random.Random) -> Iterator[float]:
+        """``1 / rate``, ``2 / rate``, ... (summed gap by gap)."""
+        return _gaps(self.gap, rng)
+
+    def share(self, parts: int, index: int = 0) -> ConstantRate:
         """The process at ``rate / parts``."""
         return replace(self, rate=self.rate / parts)
 
@@ -59,9 +70,24 @@ class Poisson:
         """One exponential gap."""
         return rng.expovariate(self.rate)
 
-    def share(self, parts: int) -> Poisson:
+    def times(self, rng: random.Random) -> Iterator[float]:
+        """The sums of exponential gaps."""
+        return _gaps(self.gap, rng)
+
+    def share(self, parts: int, index: int = 0) -> Poisson:
         """The process at ``rate / parts`` (a Poisson process split at random is Poisson)."""
         return replace(self, rate=self.rate / parts)
+
+
+def _gaps(gap: _Gap, rng: random.Random) -> Iterator[float]:
+    time = 0.0
+    while True:
+        time += gap(rng)
+        yield time
+
+
+class _Gap(Protocol):
+    def __call__(self, rng: random.Random, /) -> float: ...
 
 
 def _check_rate(model: str, rate: float) -> None:

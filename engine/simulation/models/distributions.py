@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import csv
+import json
 import math
+import os
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-__all__ = ["Constant", "Distribution", "Exponential", "LogNormal"]
+__all__ = ["Constant", "Distribution", "Empirical", "Exponential", "LogNormal"]
 
 
 @runtime_checkable
@@ -87,6 +92,61 @@ class LogNormal:
     def draw(self, rng: random.Random) -> float:
         """One log-normal draw."""
         return rng.lognormvariate(self._mu, self.sigma)
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class Empirical:
+    """Measured service times: each draw is one of ``samples``, all equally likely.
+
+    The distribution of a real service, from its logs or a load test: the draws reproduce
+    its mean, its percentiles and its tail as they were measured (a bootstrap).
+    ``Empirical.from_file(path)`` reads the samples from a JSON list or a CSV file (its
+    first column, or the column named ``column``).
+    """
+
+    samples: tuple[float, ...]
+
+    def __init__(self, samples: Sequence[float]) -> None:
+        values = tuple(float(sample) for sample in samples)
+        if not values:
+            raise ValueError("Empirical: give at least one sample, in seconds")
+        for value in values:
+            _check_positive("Empirical", "every sample", value, zero=True)
+        object.__setattr__(self, "samples", values)
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str], *, column: str | None = None) -> Empirical:
+        """The samples of a ``.json`` list, or of a CSV file's ``column`` (or first column)."""
+        file = Path(path)
+        if file.suffix == ".json":
+            return cls(json.loads(file.read_text()))
+        with file.open(newline="") as opened:
+            rows = list(csv.reader(opened))
+        header, body = (rows[0], rows[1:]) if rows and not _numeric(rows[0][0]) else ([], rows)
+        index = header.index(column) if column is not None and column in header else 0
+        if column is not None and column not in header:
+            raise ValueError(f"Empirical: {file} has no column '{column}'")
+        return cls([float(row[index]) for row in body if row])
+
+    @property
+    def mean(self) -> float:
+        """The mean of the samples."""
+        return math.fsum(self.samples) / len(self.samples)
+
+    def draw(self, rng: random.Random) -> float:
+        """One of the samples, at random."""
+        return self.samples[int(rng.random() * len(self.samples))]
+
+    def __repr__(self) -> str:
+        return f"Empirical({len(self.samples)} samples, mean {self.mean:g} s)"
+
+
+def _numeric(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _check_positive(model: str, name: str, value: float, *, zero: bool = False) -> None:

@@ -12,6 +12,7 @@ import pytest
 from lockgate.engine.checkpointing.channel_state import ChannelId
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot, encode_snapshot
 from lockgate.engine.errors import SavepointEncodingError, SavepointFormatError
+from lockgate.engine.functions.two_inputs import SecondInput
 from lockgate.engine.io.sources import SourceSplit
 from lockgate.engine.savepoints.format import (
     ENGINE_TYPES,
@@ -65,6 +66,13 @@ def test_an_empty_snapshot_round_trips() -> None:
 
 def test_source_splits_round_trip_without_registering_them() -> None:
     snapshot = OperatorSnapshot("numbers", lists={"__splits__": [SourceSplit("0", 600)]})
+
+    assert decode(encode(snapshot)) == snapshot
+
+
+def test_a_join_windows_right_records_round_trip_without_registering_them() -> None:
+    window = {("a",): {(0.0, 10.0): [("a", 1.0), SecondInput(("a", 2.0))]}}
+    snapshot = OperatorSnapshot("paid", keyed={3: {"window-contents": window}})
 
     assert decode(encode(snapshot)) == snapshot
 

@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
 
-from lockgate.engine.simulation import Simulation, SimulationReport
+from lockgate.engine.runtime.metrics.names import METRICS
+from lockgate.engine.simulation import (
+    AsyncIoReport,
+    CheckpointReport,
+    Simulation,
+    SimulationReport,
+    SubtaskReport,
+)
+from lockgate.engine.simulation.sections import LIVE_NAMES
 from tests.engine.jobs.scenarios import classic
 
 
@@ -57,3 +66,14 @@ def test_the_table_shows_each_subtask_each_sink_and_the_bottleneck(report) -> No
 def test_a_sink_the_report_does_not_hold_is_refused_naming_those_it_does(report) -> None:
     with pytest.raises(KeyError, match=r"no modelled sink 'nowhere'.*'out'"):
         report.sink("nowhere")
+
+
+def test_the_reports_live_metric_names_are_the_live_metrics_own() -> None:
+    live = {metric.field for metric in METRICS}
+    sections = {"SubtaskReport": SubtaskReport, "AsyncIoReport": AsyncIoReport}
+    sections["CheckpointReport"] = CheckpointReport
+
+    for section, names in LIVE_NAMES.items():
+        fields = {field.name for field in dataclasses.fields(sections[section])}
+        assert set(names) <= fields, section
+        assert set(names) <= live, section

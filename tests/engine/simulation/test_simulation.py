@@ -192,3 +192,17 @@ def test_on_trio_the_same_seed_gives_a_byte_identical_json_report() -> None:
 def test_an_unknown_backend_is_refused() -> None:
     with pytest.raises(ValueError, match="backend must be 'asyncio' or 'trio'; got 'curio'"):
         Simulation(classic(), seed=1, until=1.0, backend="curio")  # type: ignore[arg-type]
+
+
+def test_in_real_time_the_same_job_and_models_report_on_the_system_clock() -> None:
+    env = StreamEnvironment()
+    env.from_source(ArrivalSource(ConstantRate(50.0)), uid="events").sink_to(
+        ServiceSink(Constant(0.001)), uid="out"
+    )
+
+    report = Simulation(env, seed=1, until=1.0, report_every=0.5).run_in_real_time("real")
+
+    assert report.times == pytest.approx((0.5, 1.0), abs=0.2)
+    out = report.sink("out")
+    assert 40 <= out.records <= 51
+    assert out.in_engine_latency.p50 is not None and out.in_engine_latency.p50 >= 0.001

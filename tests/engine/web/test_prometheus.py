@@ -23,7 +23,7 @@ from lockgate.engine import (
 from lockgate.engine.simulation import VirtualClock
 from lockgate.engine.web.prometheus import CONTENT_TYPE, JobsCollector, prometheus_text
 from tests.engine.jobs.basic import EndlessSource
-from tests.engine.jobs.event_time import WatermarkLog, below
+from tests.engine.jobs.event_time import Partitions, PartitionsSource, WatermarkLog, below
 from tests.engine.jobs.savepoints import Topic, TopicSource
 from tests.engine.runtime.metrics.test_job_metrics import MONOTONOUS, windowed_job
 from tests.engine.simulation.virtual import run_virtual
@@ -207,3 +207,21 @@ async def test_a_watermark_is_a_gauge_of_event_time_once_the_first_one_came() ->
     assert "lockgate_task_currentOutputWatermark" not in before
     assert value(families, "lockgate_task_currentOutputWatermark", operator="topic") == below(9)
     assert value(families, "lockgate_task_currentInputWatermark", operator="log") == below(9)
+
+
+async def test_each_split_watermark_is_a_gauge_labelled_by_its_split() -> None:
+    partitions, log = Partitions(2), WatermarkLog()
+    env = StreamEnvironment(batch_size=10, auto_watermark_interval=0.0)
+    source = PartitionsSource(partitions)
+    env.from_source(source, uid="parts", watermark_strategy=MONOTONOUS).sink_to(log, uid="log")
+
+    async with env.start("splits") as job:
+        partitions.append(0, [float(t) for t in range(100)])
+        partitions.append(1, [float(t) for t in range(10)])
+        await log.changes.wait_until(lambda: len(log.records()) == 110)
+        families = parsed(prometheus_text([job]))
+        job.cancel()
+
+    split = "lockgate_operator_currentSplitWatermark"
+    assert value(families, split, operator="parts", subtask="0", split="p0") == below(99)
+    assert value(families, split, operator="parts", subtask="0", split="p1") == below(9)

@@ -17,15 +17,19 @@ from lockgate.engine import (
     TimeEvictor,
     TimestampedValue,
     TumblingEventTimeWindows,
+    TumblingProcessingTimeWindows,
 )
+from lockgate.engine.time.clock import ManualClock
 from tests.engine.jobs.windows import MONOTONOUS, Event, Seen
 
 VALUES = [("a", float(n), v) for n, v in enumerate([1, 5, 6, 2, 9, 10], start=1)]
 
 
 async def seen_by_function(records: list[Event], windowed: Any) -> list[Any]:
-    """What a process function saw at each firing of ``windowed(keyed)``."""
-    env = StreamEnvironment(parallelism=1, batch_size=1, auto_watermark_interval=0.0)
+    """What a process function saw at each firing of ``windowed(keyed)`` (the clock stands)."""
+    env = StreamEnvironment(
+        parallelism=1, batch_size=1, auto_watermark_interval=0.0, clock=ManualClock()
+    )
     sink = CollectSink[Any]()
     keyed = env.from_source(
         CollectionSource(records), uid="events", watermark_strategy=MONOTONOUS
@@ -81,6 +85,21 @@ async def test_a_time_evictor_keeps_the_records_near_the_newest_event_time(
         )
 
     assert (await seen_by_function(VALUES, windowed))[:2] == seen
+
+
+@pytest.mark.parametrize(
+    "assigner",
+    [GlobalWindows.create(), TumblingProcessingTimeWindows.of(100.0)],
+    ids=["global", "processing-time"],
+)
+async def test_a_time_evictor_reads_the_timestamps_records_carry_in_any_window(
+    assigner: Any,
+) -> None:
+    def windowed(keyed: Any) -> Any:
+        return keyed.window(assigner).trigger(CountTrigger.of(3)).evictor(TimeEvictor.of(1.5))
+
+    # the window follows the clock, which stands; the records carry event times 1..6
+    assert (await seen_by_function(VALUES, windowed))[:2] == [[5, 6], [9, 10]]
 
 
 async def test_with_an_evictor_reduce_folds_the_records_that_remain_each_firing() -> None:

@@ -4,7 +4,7 @@ Flink, in whole milliseconds: a window ``[start, end)`` with allowed lateness ``
 once the watermark reaches ``end - 1 + L`` (``WindowOperator.isWindowLate``), and a
 bounded-out-of-orderness watermark is ``newest - delay - 1``. Event time counts whole
 milliseconds here too, as floats; the window operator runs without an event loop, its
-watermarks made by the ``WatermarkGenerator`` from the same records.
+watermarks made by the strategy's ``WatermarkGenerator`` from the same records.
 """
 
 from __future__ import annotations
@@ -25,11 +25,14 @@ from lockgate.engine import (
     StreamEnvironment,
     TumblingEventTimeWindows,
     Watermark,
+    WatermarkGeneratorContext,
     WatermarkStrategy,
 )
 from lockgate.engine.functions.side_outputs import SideOutputCollector
 from lockgate.engine.graph.job_graph import OperatorKind, OperatorNode
-from lockgate.engine.runtime.operators.window_operator import WindowOperator
+from lockgate.engine.runtime.operators.base import Operator
+from lockgate.engine.runtime.operators.kinds import create_operator
+from lockgate.engine.testing import RecordingWatermarkOutput
 from lockgate.engine.time.clock import ManualClock
 from lockgate.engine.windows.lateness import cleanup_time, is_element_late
 from lockgate.engine.windows.spec import WindowFunctionKind, WindowSpec
@@ -48,26 +51,33 @@ def flink_is_late(end: int, lateness: int, newest: int, delay: int) -> bool:
 def lockgate_is_late(end: int, size: int, lateness: int, newest: int, delay: int) -> bool:
     """Whether lockgate's window operator sends the last record of [end - size, end) aside."""
     strategy = WatermarkStrategy.for_bounded_out_of_orderness(float(delay))
-    generator = strategy.with_timestamp_assigner(lambda event: event[1]).create_generator()
+    generator = strategy.create_generator(WatermarkGeneratorContext("w", 0, None, ManualClock()))
+    output = RecordingWatermarkOutput()
     operator, late = _window_operator(size, lateness)
-    operator.process_batch([("k", float(end - size), 1)])  # opens the window
-    generator.on_records([("k", float(newest), 0)], now=0.0)
-    operator.process_watermark(Watermark(generator.current))
-    operator.process_batch([("k", float(end - 1), 2)])
+    operator.process_batch([stamped(("k", float(end - size), 1))])  # opens the window
+    generator.on_event(("k", float(newest), 0), float(newest), output)
+    generator.on_periodic_emit(output)
+    operator.process_watermark(Watermark(output.current))
+    operator.process_batch([stamped(("k", float(end - 1), 2))])
     return bool(late.drain())
 
 
-def _window_operator(size: int, lateness: int) -> tuple[WindowOperator, SideOutputCollector]:
+def stamped(event: Event) -> tuple[float, Event]:
+    """The record as it travels with event time on: its timestamp, then the event."""
+    return event[1], event
+
+
+def _window_operator(size: int, lateness: int) -> tuple[Operator, SideOutputCollector]:
     spec = WindowSpec(
         assigner=TumblingEventTimeWindows.of(float(size)),
         kind=WindowFunctionKind.REDUCE,
         function=lambda a, b: (a[0], b[1], a[2] + b[2]),
         allowed_lateness=float(lateness),
         late_tag=LATE,
-        timestamp=lambda event: event[1],
     )
     node = OperatorNode(0, "w", "w", OperatorKind.WINDOW, spec, 1, True, lambda e: e[0])
-    operator, late = WindowOperator(node, clock=ManualClock()), SideOutputCollector([LATE])
+    node.timestamped = True
+    operator, late = create_operator(node, clock=ManualClock()), SideOutputCollector([LATE])
     operator.send_side_outputs_to(late)
     operator.open(RuntimeContext("w", 0, 1, 128, ManualClock(), operator.keyed_state))
     return operator, late
@@ -104,11 +114,13 @@ def test_a_record_is_late_for_the_late_output_exactly_when_flink_says_it_is(
     time: int, lateness: int, delay: int, offset: int
 ) -> None:
     newest = time + lateness + delay + offset
-    generator = WatermarkStrategy.for_bounded_out_of_orderness(float(delay))
-    generator = generator.with_timestamp_assigner(float).create_generator()
-    generator.on_records([float(newest)], now=0.0)
+    strategy = WatermarkStrategy.for_bounded_out_of_orderness(float(delay))
+    generator = strategy.create_generator(WatermarkGeneratorContext("w", 0, None, ManualClock()))
+    output = RecordingWatermarkOutput()
+    generator.on_event(float(newest), float(newest), output)
+    generator.on_periodic_emit(output)
 
-    decided = is_element_late(float(time), float(lateness), generator.current)
+    decided = is_element_late(float(time), float(lateness), output.current)
 
     assert decided == (time + lateness <= newest - delay - 1)  # WindowOperator.isElementLate
 
@@ -119,17 +131,17 @@ def test_a_record_between_sliding_windows_goes_aside_only_when_late() -> None:
         kind=WindowFunctionKind.REDUCE,
         function=lambda a, b: a,
         late_tag=LATE,
-        timestamp=lambda event: event[1],
     )
     node = OperatorNode(0, "w", "w", OperatorKind.WINDOW, spec, 1, True, lambda e: e[0])
-    operator, late = WindowOperator(node, clock=ManualClock()), SideOutputCollector([LATE])
+    node.timestamped = True
+    operator, late = create_operator(node, clock=ManualClock()), SideOutputCollector([LATE])
     operator.send_side_outputs_to(late)
     operator.open(RuntimeContext("w", 0, 1, 128, ManualClock(), operator.keyed_state))
     operator.process_watermark(Watermark(6.0))
 
-    operator.process_batch([("k", 7.0, 1), ("k", 6.0, 2)])
+    operator.process_batch([stamped(("k", 7.0, 1)), stamped(("k", 6.0, 2))])
 
-    assert late.drain() == {LATE: [("k", 6.0, 2)]}
+    assert late.drain() == {LATE: [stamped(("k", 6.0, 2))]}
 
 
 # Ends above the lowest float: below that there is only -inf.

@@ -84,7 +84,6 @@ def spec(**options: Any) -> WindowSpec:
         "assigner": TumblingEventTimeWindows.of(10),
         "kind": WindowFunctionKind.REDUCE,
         "function": max,
-        "timestamp": lambda record: record,
     }
     return WindowSpec(**(settings | options))
 
@@ -94,7 +93,6 @@ def spec(**options: Any) -> WindowSpec:
     [
         ({"assigner": TumblingEventTimeWindows.of(0)}, "size must be a number of seconds > 0"),
         ({"assigner": "hourly"}, "needs a window assigner"),
-        ({"timestamp": None}, "need each record's event time"),
         ({"assigner": GlobalWindows.create()}, "never ends by time.*count_window"),
         ({"trigger": CountTrigger.of(0)}, "CountTrigger needs a count >= 1"),
         ({"trigger": ProcessingTimeTrigger.create()}, "does not fit TumblingEventTimeWindows"),

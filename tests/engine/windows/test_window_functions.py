@@ -25,7 +25,8 @@ from lockgate.engine import (
     WindowContext,
 )
 from lockgate.engine.graph.job_graph import OperatorKind, OperatorNode
-from lockgate.engine.runtime.operators.window_operator import WindowOperator
+from lockgate.engine.runtime.operators.base import Operator
+from lockgate.engine.runtime.operators.kinds import create_operator
 from lockgate.engine.windows.spec import WindowFunctionKind, WindowSpec
 from tests.engine.jobs.windows import MONOTONOUS, Event
 
@@ -104,11 +105,18 @@ async def test_reduce_with_a_window_function_gives_key_window_and_reduced_value(
     ]
 
 
-def window_operator(spec: WindowSpec) -> WindowOperator:
+def window_operator(spec: WindowSpec) -> Operator:
+    """The window operator as a job with event time deploys it: its records carry timestamps."""
     node = OperatorNode(0, "w", "w", OperatorKind.WINDOW, spec, 1, True, lambda e: e[0])
-    operator = WindowOperator(node, clock=ManualClock())
+    node.timestamped = True
+    operator = create_operator(node, clock=ManualClock())
     operator.open(RuntimeContext("w", 0, 1, 128, ManualClock(), operator.keyed_state))
     return operator
+
+
+def stamped(*events: Event) -> list[tuple[float, Event]]:
+    """The events as they travel with event time on: each its timestamp, then the event."""
+    return [(event[1], event) for event in events]
 
 
 def test_with_a_window_function_a_window_keeps_only_its_accumulator() -> None:
@@ -117,11 +125,10 @@ def test_with_a_window_function_a_window_keeps_only_its_accumulator() -> None:
         kind=WindowFunctionKind.AGGREGATE,
         function=Average(),
         window_function=Describe(),
-        timestamp=lambda event: event[1],
     )
     operator = window_operator(spec)
 
-    operator.process_batch([("a", 1.0, 2), ("a", 3.0, 4), ("a", 5.0, 6)])
+    operator.process_batch(stamped(("a", 1.0, 2), ("a", 3.0, 4), ("a", 5.0, 6)))
 
     snapshot = operator.capture(1).materialize(128)
     [contents] = [g["window-contents"] for g in snapshot.keyed.values() if "window-contents" in g]
@@ -187,10 +194,9 @@ def test_per_window_state_goes_with_its_window() -> None:
         assigner=TumblingEventTimeWindows.of(10.0),
         kind=WindowFunctionKind.PROCESS,
         function=CountFirings(),
-        timestamp=lambda event: event[1],
     )
     operator = window_operator(spec)
-    operator.process_batch([("a", 1.0, 1), ("a", 12.0, 2)])
+    operator.process_batch(stamped(("a", 1.0, 1), ("a", 12.0, 2)))
 
     operator.process_watermark(Watermark(11.0))  # [0, 10) fires and is cleaned up
 

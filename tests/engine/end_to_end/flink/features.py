@@ -11,12 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from lockgate.engine import (
-    DataStream,
-    KeyedStream,
-    ProcessContext,
-    WatermarkStrategy,
-)
 from tests.engine.end_to_end.flink.scenarios import Case
 
 
@@ -33,31 +27,9 @@ class Feature:
         return case.scenario.startswith(self.prefixes)
 
 
-TIMESTAMPS = Feature(
-    "timestamps on records (ctx.timestamp())",
-    ("map_forgets_time", "window_of_windows"),
-    lambda: hasattr(ProcessContext, "timestamp"),
-)
-FEATURES = (
-    Feature(
-        "window joins and co_group (join/co_group().where().equal_to().window().apply())",
-        ("window_join", "co_group"),
-        lambda: hasattr(DataStream, "join") or hasattr(DataStream, "co_group"),
-    ),
-    Feature(
-        "interval joins (interval_join().between().process())",
-        ("interval_join",),
-        lambda: hasattr(KeyedStream, "interval_join"),
-    ),
-    TIMESTAMPS,
-    Feature(
-        "per-split watermarks (rename the reader hooks splits.py assumes to their API)",
-        ("per_split",),
-        lambda: hasattr(WatermarkStrategy, "for_generator"),
-    ),
-)
+FEATURES: tuple[Feature, ...] = ()
 
 
-def missing_for(case: Case, *, also: tuple[Feature, ...] = ()) -> list[Feature]:
-    """The features the case needs (with ``also``) that have not landed."""
-    return [f for f in FEATURES if (f.needed_by(case) or f in also) and not f.landed()]
+def missing_for(case: Case) -> list[Feature]:
+    """The features the case needs that have not landed."""
+    return [f for f in FEATURES if f.needed_by(case) and not f.landed()]

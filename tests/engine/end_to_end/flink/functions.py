@@ -2,7 +2,7 @@
 
 Each name here has a twin in scripts/flink_reference/Functions.java: the two compute the same
 values and render them as the same JSON lists. Functions whose lockgate API is not on main yet
-(custom triggers, evictors, window functions after reduce/aggregate, joins) are built when a
+(custom triggers, evictors, window functions after reduce/aggregate) are built when a
 job asks for them, from the names the event-time issue and DESIGN.md give that API, so this
 module imports today.
 """
@@ -19,6 +19,8 @@ from lockgate.engine import (
     AggregateFunction,
     KeyedProcessFunction,
     ProcessContext,
+    ProcessJoinContext,
+    ProcessJoinFunction,
     ProcessWindowFunction,
     TimeWindow,
     WindowContext,
@@ -82,7 +84,6 @@ def forget_time(e: Event) -> Event:
 
 
 MAPS: dict[str, Callable[[Event], Event]] = {"times_ten": times_ten, "forget_time": forget_time}
-KEEP_TIME = frozenset({"times_ten"})  # the maps after which the time field is the event time
 
 
 def add_up(a: Event, b: Event) -> Event:
@@ -195,14 +196,13 @@ def groups(left: list[Event], right: list[Event]) -> list[tuple[Any, ...]]:
     return [(key, sorted(e.value for e in left), sorted(e.value for e in right))]
 
 
-def interval_pair() -> Any:
+class IntervalPair(ProcessJoinFunction[Event, Event, tuple[Any, ...]]):
     """ "pair" as a ``ProcessJoinFunction`` for an interval join."""
 
-    class IntervalPair(feature("ProcessJoinFunction")):  # type: ignore[misc]
-        def process_element(self, left: Event, right: Event, ctx: Any) -> list[tuple[Any, ...]]:
-            return [pair(left, right)]
-
-    return IntervalPair()
+    def process_element(
+        self, left: Event, right: Event, ctx: ProcessJoinContext
+    ) -> list[tuple[Any, ...]]:
+        return [pair(left, right)]
 
 
 class Timers(KeyedProcessFunction[str, Event, tuple[Any, ...]]):
@@ -232,4 +232,4 @@ class WithTimestamp(KeyedProcessFunction[Any, Any, tuple[float, Any]]):
     """Emits (the record's timestamp, the record): how a probe reads output timestamps."""
 
     def process_element(self, value: Any, ctx: ProcessContext[Any]) -> Iterator[tuple[float, Any]]:
-        yield (ctx.timestamp(), value)  # type: ignore[attr-defined]
+        yield (ctx.timestamp(), value)

@@ -1,13 +1,15 @@
 """A scenario's job in lockgate: the same records, watermarks, steps and job as Flink's side.
 
-Watermarks advance per record as in Flink's run: one subtask everywhere, batches of one record
-and no auto-watermark interval, so the source emits a watermark after every record that
-advances it (the bounded-out-of-orderness rule). Each output stream ends in a
+Watermarks advance per record as in Flink's run: one subtask everywhere and a punctuated
+generator (``PerRecord``, Flink's side has the same) that emits after every record that
+advances it (the bounded-out-of-orderness rule), at the default batch size: the watermark
+leaves right after its record whatever the batch. Each output stream ends in a
 ``WatermarkLog``, which sees records and watermarks in arrival order, as Flink's probe does.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from lockgate.connectors import CollectionSource
@@ -23,6 +25,8 @@ from lockgate.engine import (
     StreamEnvironment,
     TumblingEventTimeWindows,
     Watermark,
+    WatermarkGenerator,
+    WatermarkOutput,
     WatermarkStrategy,
 )
 from tests.engine.end_to_end.flink import functions as fn
@@ -38,28 +42,17 @@ async def run_in_lockgate(
 ) -> dict[str, list[list[Any]]]:
     """Run a scenario's job; return each output stream as ``[watermark, timestamp, output]``.
 
-    The timestamp is ``None`` unless ``timestamps``: then each output passes a process
+    The timestamp is ``None`` unless ``timestamps``: then each output passes a keyed process
     function that reads its timestamp (``ctx.timestamp()``) on the way to its log.
     """
-    env = StreamEnvironment(parallelism=1, batch_size=1, auto_watermark_interval=0.0)
+    env = StreamEnvironment(parallelism=1)
     logs: dict[str, WatermarkLog] = {}
     stream = source(env, job)
     for step in job.get("steps", []):
         stream = apply_step(stream, step)
-    # Until records carry timestamps, a window after maps that keep the event-time field
-    # reads it with timestamp= (today's way); after one that overwrites it, it cannot.
-    maps = [name for step in job.get("steps", []) for name in step_maps(step)]
-    explicit = bool(maps) and all(name in fn.KEEP_TIME for name in maps)
-    build_job(stream, job["job"], Probes(logs, timestamps=timestamps), explicit_time=explicit)
+    build_job(stream, job["job"], Probes(logs, timestamps=timestamps))
     await env.execute("scenario")
     return {name: entries(log, timestamps=timestamps) for name, log in logs.items()}
-
-
-def step_maps(step: dict[str, Any]) -> list[str]:
-    """The map functions a step applies."""
-    if "map" in step:
-        return [step["map"]]
-    return [name for name in step.get("union", {}).values() if name is not None]
 
 
 def entries(log: WatermarkLog, *, timestamps: bool) -> list[list[Any]]:
@@ -76,11 +69,24 @@ def entries(log: WatermarkLog, *, timestamps: bool) -> list[list[Any]]:
     return found
 
 
+class PerRecord(WatermarkGenerator[Event]):
+    """Punctuated: after each record, just below the newest time seen minus the delay."""
+
+    def __init__(self, delay: float) -> None:
+        self.delay = delay
+        self.newest = -math.inf
+
+    def on_event(self, event: Event, timestamp: float, output: WatermarkOutput) -> None:
+        if timestamp > self.newest:
+            self.newest = timestamp
+            output.emit_watermark(Watermark(math.nextafter(timestamp - self.delay, -math.inf)))
+
+
 def source(env: StreamEnvironment, job: dict[str, Any]) -> DataStream[Event]:
     records = [Event(r[0], float(r[1]), r[2], r[3] if len(r) > 3 else None) for r in job["records"]]
-    strategy = WatermarkStrategy.for_bounded_out_of_orderness(
-        job["watermarks"]["out_of_orderness"]
-    ).with_timestamp_assigner(lambda e: e.time)
+    delay = float(job["watermarks"]["out_of_orderness"])
+    strategy = WatermarkStrategy.for_generator(lambda context: PerRecord(delay))
+    strategy = strategy.with_timestamp_assigner(lambda e: e.time)
     if "source" in job:
         splits = ScriptedSplitsSource(records, job["source"]["splits"], job["source"]["idle"])
         return env.from_source(splits, uid="records", watermark_strategy=strategy)
@@ -91,7 +97,7 @@ def apply_step(stream: DataStream[Event], step: dict[str, Any]) -> DataStream[Ev
     if "map" in step:
         return stream.map(fn.MAPS[step["map"]])
     if "window" in step:  # its reduced events go on, stamped with their windows' max timestamps
-        return configured(stream, step["window"], explicit_time=False).reduce(fn.add_up)
+        return configured(stream, step["window"]).reduce(fn.add_up)
     branches = []
     for tag, map_name in step["union"].items():
         branch = tagged(stream, tag)
@@ -104,7 +110,12 @@ def tagged(stream: DataStream[Event], tag: str) -> DataStream[Event]:
 
 
 class Probes:
-    """Ends each output stream in a log of its records and watermarks."""
+    """Ends each output stream in a log of its records and watermarks.
+
+    With ``timestamps``, a process function before the log reads each output's timestamp: on
+    one key, since ``process`` runs on a keyed stream (Flink's probe is a ``ProcessFunction``
+    on the stream as it is; at parallelism 1 the two see the same records and watermarks).
+    """
 
     def __init__(self, logs: dict[str, WatermarkLog], *, timestamps: bool) -> None:
         self.logs = logs
@@ -113,19 +124,14 @@ class Probes:
     def add(self, stream: DataStream[Any], name: str) -> None:
         self.logs[name] = WatermarkLog()
         if self.timestamps:
-            stream = stream.process(fn.WithTimestamp(), uid=f"stamp-{name}")
+            keyed = stream.key_by(lambda _: name)
+            stream = keyed.process(fn.WithTimestamp(), uid=f"stamp-{name}")
         stream.sink_to(self.logs[name], uid=f"probe-{name}")
 
 
-def build_job(
-    stream: DataStream[Event],
-    job: dict[str, Any],
-    probes: Probes,
-    *,
-    explicit_time: bool,
-) -> None:
+def build_job(stream: DataStream[Event], job: dict[str, Any], probes: Probes) -> None:
     if "window" in job:
-        build_window(stream, job["window"], probes, explicit_time=explicit_time)
+        build_window(stream, job["window"], probes)
     elif "timers" in job:
         timers = fn.Timers(job["timers"]["offsets"], job["timers"].get("follow_ups", []))
         probes.add(stream.key_by(lambda e: e.key).process(timers, uid="timers"), "main")
@@ -163,36 +169,28 @@ def evictor(spec: dict[str, Any]) -> Any:
     return feature("DeltaEvictor").of(spec["threshold"], fn.value_distance, do_evict_after=after)
 
 
-def windowed_stream(stream: DataStream[Event], spec: dict[str, Any], *, explicit_time: bool) -> Any:
+def windowed_stream(stream: DataStream[Event], spec: dict[str, Any]) -> Any:
     shape = spec["assigner"]
     if not spec.get("keyed", True):
         return stream.window_all(assigner(shape))
     keyed = stream.key_by(lambda e: e.key)
     if shape["kind"] == "count":
         if "slide" in shape:
-            return keyed.count_window(shape["size"], shape["slide"])  # type: ignore[call-arg]
+            return keyed.count_window(shape["size"], shape["slide"])
         return keyed.count_window(shape["size"])
-    if explicit_time:
-        return keyed.window(assigner(shape), timestamp=lambda e: e.time)
     return keyed.window(assigner(shape))
 
 
-def build_window(
-    stream: DataStream[Event],
-    spec: dict[str, Any],
-    probes: Probes,
-    *,
-    explicit_time: bool,
-) -> None:
-    out = window_function(configured(stream, spec, explicit_time=explicit_time), spec["function"])
+def build_window(stream: DataStream[Event], spec: dict[str, Any], probes: Probes) -> None:
+    out = window_function(configured(stream, spec), spec["function"])
     probes.add(out, "main")
     if spec.get("late_output"):
         probes.add(out.side_output(LATE), "late")
 
 
-def configured(stream: DataStream[Event], spec: dict[str, Any], *, explicit_time: bool) -> Any:
+def configured(stream: DataStream[Event], spec: dict[str, Any]) -> Any:
     """The windowed stream with the spec's trigger, evictor, lateness and late output."""
-    windowed = windowed_stream(stream, spec, explicit_time=explicit_time)
+    windowed = windowed_stream(stream, spec)
     if "trigger" in spec:
         windowed = windowed.trigger(trigger(spec["trigger"]))
     if "evictor" in spec:
@@ -222,18 +220,18 @@ def build_join(stream: DataStream[Event], spec: dict[str, Any], probes: Probes) 
     shape = assigner(spec["assigner"])
     by_key = lambda e: e.key  # noqa: E731 - one selector for both sides
     if spec["kind"] == "join":
-        joined = left.join(right).where(by_key).equal_to(by_key).window(shape).apply(fn.pair)  # type: ignore[attr-defined]
+        joined = left.join(right).where(by_key).equal_to(by_key).window(shape).apply(fn.pair)
     else:
-        joined = left.co_group(right).where(by_key).equal_to(by_key).window(shape).apply(fn.groups)  # type: ignore[attr-defined]
+        joined = left.co_group(right).where(by_key).equal_to(by_key).window(shape).apply(fn.groups)
     probes.add(joined, "main")
 
 
 def build_interval_join(stream: DataStream[Event], spec: dict[str, Any], probes: Probes) -> None:
     left = tagged(stream, "left").key_by(lambda e: e.key)
     right = tagged(stream, "right").key_by(lambda e: e.key)
-    joined = left.interval_join(right).between(spec["lower"], spec["upper"])  # type: ignore[attr-defined]
+    joined = left.interval_join(right).between(spec["lower"], spec["upper"])
     if spec.get("lower_exclusive"):
         joined = joined.lower_bound_exclusive()
     if spec.get("upper_exclusive"):
         joined = joined.upper_bound_exclusive()
-    probes.add(joined.process(fn.interval_pair()), "main")
+    probes.add(joined.process(fn.IntervalPair()), "main")

@@ -2,10 +2,8 @@
 
 Flink's side (ScriptedSource.java) reads the records in the scenario's order through the
 output of each record's split, and marks the idle splits idle before the first record.
-This is the same source for lockgate. How a reader tells the engine which split a record
-came from, and that a split is idle, is what per-split watermarks (issue 18, item 4) add to
-the ``SourceReader`` contract; the two hooks here, ``split_of(record)`` and
-``idle_splits()``, stand for it and are to be renamed to that API when it lands.
+This is the same source for lockgate: its reader returns each record as a run of its split
+(``SourceReader.read_splits``) and names the idle splits (``SourceReader.idle_splits``).
 """
 
 from __future__ import annotations
@@ -14,7 +12,7 @@ from collections.abc import Sequence
 
 import anyio
 
-from lockgate.engine import Source, SourceContext, SourceReader, SourceSplit
+from lockgate.engine import Source, SourceContext, SourceReader, SourceSplit, SplitRecords
 from tests.engine.end_to_end.flink.functions import Event
 
 
@@ -48,11 +46,15 @@ class ScriptedSplitsReader(SourceReader[Event]):
         self.next = 0
 
     async def read(self, max_records: int) -> list[Event]:
+        return [record for run in await self.read_splits(max_records) for record in run.records]
+
+    async def read_splits(self, max_records: int) -> list[SplitRecords[Event]]:
         await anyio.lowlevel.checkpoint()
         if self.next >= len(self.records):
             return []
         self.next += 1
-        return [self.records[self.next - 1]]
+        record = self.records[self.next - 1]
+        return [SplitRecords(self.split_of(record), [record])]
 
     def split_of(self, record: Event) -> str:
         """The split ``record`` was read from."""

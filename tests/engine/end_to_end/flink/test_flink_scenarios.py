@@ -15,16 +15,16 @@ import json
 import pytest
 
 from tests.engine.end_to_end.flink import scenarios
-from tests.engine.end_to_end.flink.features import FEATURES, TIMESTAMPS, Feature, missing_for
+from tests.engine.end_to_end.flink.features import FEATURES, missing_for
 from tests.engine.end_to_end.flink.jobs import run_in_lockgate
 from tests.engine.end_to_end.flink.scenarios import Case, comparable
 
 
-def params(*, also: tuple[Feature, ...] = ()) -> list[object]:
+def params() -> list[object]:
     """Every case, a strict xfail naming the features it needs that have not landed."""
     marked = []
     for case in scenarios.cases():
-        missing = missing_for(case, also=also)
+        missing = missing_for(case)
         reason = f"needs {' and '.join(f.name for f in missing)} (issue 18)"
         marks = [pytest.mark.xfail(strict=True, reason=reason)] if missing else []
         marked.append(pytest.param(case, id=case.name, marks=marks))
@@ -40,7 +40,7 @@ async def test_lockgate_emits_what_flink_emits(case: Case) -> None:
     assert comparable(outputs, compare) == comparable(case.expected, compare)
 
 
-@pytest.mark.parametrize("case", params(also=(TIMESTAMPS,)))
+@pytest.mark.parametrize("case", params())
 async def test_outputs_carry_the_timestamps_flink_gives_them(case: Case) -> None:
     compare = case.job["compare"]
 

@@ -21,6 +21,7 @@ from tests.docs.pages import DOCS
 
 IDENTITY = {"key", "chain", "uids", "subtask_index", "parallelism", "finished", "input_capacity"}
 NESTED = {"async_io", "keyed_state", "late_records_dropped", "side_output_records"}
+NESTED |= {"split_watermarks"}
 
 
 def fields(*classes: type) -> set[str]:
@@ -38,7 +39,9 @@ def test_every_task_metric_is_a_field_of_subtask_metrics_and_every_field_is_name
 def test_every_operator_metric_is_a_field_of_the_async_io_metrics_or_a_subtasks_map() -> None:
     async_io = fields(AsyncIoMetrics) - {"uid", "subtask_index"}
 
-    assert named(MetricScope.OPERATOR) == async_io | {"late_records_dropped", "side_output_records"}
+    by_subtask = {"late_records_dropped", "side_output_records", "split_watermarks"}
+
+    assert named(MetricScope.OPERATOR) == async_io | by_subtask
 
 
 def test_every_job_metric_is_a_field_of_the_job_or_its_checkpoints() -> None:

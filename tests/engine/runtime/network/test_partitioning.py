@@ -14,6 +14,8 @@ from lockgate.engine.runtime.network.partitioners import (
     ForwardPartitioner,
     KeyGroupPartitioner,
     RebalancePartitioner,
+    StampedKeyGroupPartitioner,
+    StampingPartitioner,
 )
 from lockgate.engine.state.key_groups import (
     key_group_for,
@@ -308,3 +310,25 @@ def test_key_group_partitioner_rejects_an_unhashable_key_saying_what_to_return()
 
     with pytest.raises(TypeError, match="make the key selector return"):
         route(partitioner, [[1, 2]], 2)
+
+
+def test_a_stamped_key_group_partitioner_routes_a_pair_as_its_value_would_go():
+    keys = [f"user-{i}" for i in range(100)]
+    plain = route(KeyGroupPartitioner(lambda r: r, 128), keys, 3)
+
+    stamped = route(StampedKeyGroupPartitioner(lambda r: r, 128), [(1.0, k) for k in keys], 3)
+
+    assert stamped == [[(1.0, key) for key in buffer] for buffer in plain]
+
+
+def test_a_stamped_key_group_partitioner_names_the_values_key_problem():
+    partitioner = StampedKeyGroupPartitioner(lambda r: r, 128)
+
+    with pytest.raises(TypeError, match="make the key selector return"):
+        route(partitioner, [(1.0, [1, 2])], 2)
+
+
+def test_a_stamping_partitioner_gives_records_the_timestamp_none():
+    buffers = route(StampingPartitioner(RebalancePartitioner()), ["a", "b", "c"], 2)
+
+    assert buffers == [[(None, "a"), (None, "c")], [(None, "b")]]

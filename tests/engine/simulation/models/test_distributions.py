@@ -7,7 +7,13 @@ import statistics
 
 import pytest
 
-from lockgate.engine.simulation import Constant, Distribution, Exponential, LogNormal
+from lockgate.engine.simulation import (
+    Constant,
+    Distribution,
+    Empirical,
+    Exponential,
+    LogNormal,
+)
 
 
 def draws(distribution: Distribution, count: int = 20_000, seed: int = 1) -> list[float]:
@@ -48,3 +54,29 @@ def test_the_same_seed_gives_the_same_draws() -> None:
 def test_a_distribution_that_cannot_be_is_refused_naming_the_option(make, message) -> None:
     with pytest.raises(ValueError, match=message):
         make()
+
+
+def test_empirical_draws_are_the_measured_samples_in_their_proportions() -> None:
+    model = Empirical([0.01, 0.01, 0.01, 0.1])
+    values = draws(model)
+
+    assert set(values) == {0.01, 0.1}
+    assert values.count(0.1) / len(values) == pytest.approx(0.25, rel=0.05)
+    assert model.mean == pytest.approx(0.0325)
+
+
+def test_empirical_samples_are_read_from_csv_or_json(tmp_path) -> None:
+    (tmp_path / "times.csv").write_text("latency\n0.01\n0.02\n")
+    (tmp_path / "times.json").write_text("[0.01, 0.02]")
+
+    from_csv = Empirical.from_file(tmp_path / "times.csv", column="latency")
+    from_json = Empirical.from_file(tmp_path / "times.json")
+
+    assert from_csv == from_json == Empirical([0.01, 0.02])
+
+
+def test_empirical_needs_a_sample_and_no_negative_one() -> None:
+    with pytest.raises(ValueError, match="at least one sample"):
+        Empirical([])
+    with pytest.raises(ValueError, match="Empirical: every sample must be finite and 0 or more"):
+        Empirical([0.1, -0.1])

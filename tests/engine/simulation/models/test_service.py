@@ -5,7 +5,19 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from lockgate.engine.simulation import Constant, ModelContext, Service, VirtualClock
+from lockgate.engine import AsyncRetry, OperatorError, StreamEnvironment
+from lockgate.engine.simulation import (
+    ArrivalSource,
+    Constant,
+    ConstantRate,
+    ModelContext,
+    Outage,
+    Service,
+    ServiceSink,
+    ServiceUnavailable,
+    Simulation,
+    VirtualClock,
+)
 from tests.engine.simulation.virtual import run_virtual
 
 
@@ -50,3 +62,51 @@ def test_a_service_counts_its_calls_from_its_binding_on() -> None:
 def test_a_concurrency_below_one_is_refused() -> None:
     with pytest.raises(ValueError, match="Service: concurrency must be 1 or more"):
         Service(Constant(0.01), concurrency=0)
+
+
+def test_a_call_during_an_outage_raises_and_one_after_it_answers() -> None:
+    service = Service(Constant(0.01), outages=[Outage(0.0, 1.0)])
+
+    async def main(clock: VirtualClock) -> tuple[str, float]:
+        service.bind(ModelContext("enrich", 1, clock))
+        with pytest.raises(ServiceUnavailable, match="Service 'enrich' is in an outage"):
+            await service("early")
+        await clock.sleep(1.0)
+        return await service("late"), clock.now()
+
+    assert run_virtual(main) == ("late", 1.01)
+    assert (service.calls, service.refused) == (2, 1)
+
+
+def test_a_call_during_a_stall_answers_once_the_outage_is_over() -> None:
+    service = Service(Constant(0.01), outages=[Outage(0.0, 2.0, kind="stall")])
+
+    assert answered_at(service, 1) == [(0, 2.01)]
+
+
+def enriched(service: Service, **options) -> StreamEnvironment:
+    env = StreamEnvironment()
+    (
+        env.from_source(ArrivalSource(ConstantRate(100.0), limit=500), uid="events")
+        .async_map(service, capacity=10, uid="enrich", **options)
+        .sink_to(ServiceSink(Constant(0.001)), uid="out")
+    )
+    return env
+
+
+def test_a_job_whose_function_retries_commits_every_record_despite_errors() -> None:
+    service = Service(Constant(0.01), errors=0.2)
+    retry = AsyncRetry(attempts=10, initial_backoff=0.01, seed=1)
+
+    report = Simulation(enriched(service, retry=retry), seed=1, until=60.0).run("retried")
+
+    assert report.sink("out").records == 500
+    assert service.refused > 50  # some 20% of the calls failed, and were retried
+
+
+def test_a_job_whose_function_does_not_retry_fails_with_the_services_error() -> None:
+    env = enriched(Service(Constant(0.01), outages=[Outage(2.0, 1.0)]))
+
+    with pytest.raises(OperatorError, match="operator 'enrich'") as raised:
+        Simulation(env, seed=1, until=60.0).run("failing")
+    assert isinstance(raised.value.__cause__, ServiceUnavailable)
