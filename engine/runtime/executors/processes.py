@@ -31,6 +31,7 @@ from lockgate.engine.runtime.executors.executor import AttemptHost, Executor
 from lockgate.engine.runtime.executors.frames import FrameStream
 from lockgate.engine.runtime.executors.process_host import ProcessHost
 from lockgate.engine.runtime.executors.submission import (
+    check_alignment,
     check_clock,
     check_picklable,
     check_storage,
@@ -101,13 +102,16 @@ class ProcessExecutor(Executor):
 
         Raises:
             GraphError: an operator's function cannot be pickled.
-            ExecutorError: ``memory://`` checkpoint storage, or a clock other than the
-                system's.
+            ExecutorError: ``memory://`` checkpoint storage, a clock other than the
+                system's, or a watermark alignment group whose sources it places on
+                several workers.
         """
         check_storage(storage, repr(self))
         check_clock(options.clock, repr(self))
         check_picklable(plan, repr(self))
-        return plan.placed(self.workers)
+        placed = plan.placed(self.workers)
+        check_alignment(placed, repr(self))
+        return placed
 
     @asynccontextmanager
     async def host(self, job_name: str) -> AsyncIterator[AttemptHost]:

@@ -4,6 +4,8 @@
   names the first operator uid that does not.
 - Checkpoint storage every worker reaches: ``memory://`` lives in one process only.
 - A clock every worker shares: the system clock (a ``ManualClock`` moves in one process).
+- Watermark alignment within one worker: a group's sources align through an object of one
+  process, so a group whose source subtasks are placed on several workers is refused.
 """
 
 from __future__ import annotations
@@ -12,11 +14,12 @@ from typing import Any
 
 from lockgate.engine.checkpointing.storage import CheckpointStorage, MemoryCheckpointStorage
 from lockgate.engine.errors import ExecutorError, GraphError
+from lockgate.engine.graph.job_graph import OperatorKind
 from lockgate.engine.graph.planning import ExecutionPlan
 from lockgate.engine.runtime.executors.shipping import DriverObjects, ship
 from lockgate.engine.time.clock import Clock, SystemClock
 
-__all__ = ["check_clock", "check_picklable", "check_storage"]
+__all__ = ["check_alignment", "check_clock", "check_picklable", "check_storage"]
 
 
 def check_picklable(plan: ExecutionPlan, executor: str) -> None:
@@ -63,3 +66,28 @@ def check_clock(clock: Clock, executor: str) -> None:
             f"{executor}: each would move its own copy; run it on the LocalExecutor, or "
             "leave the environment's clock as the system clock"
         )
+
+
+def check_alignment(plan: ExecutionPlan, executor: str) -> None:
+    """Raise ``ExecutorError`` when a watermark alignment group's sources span workers.
+
+    ``plan`` is placed; a group whose source subtasks are all on one worker aligns there.
+    """
+    placement = plan.placement
+    assert placement is not None, "alignment is checked on the placed plan"
+    groups: dict[str, set[int]] = {}
+    for chain in plan.chains:
+        for node in chain.operators:
+            alignment = getattr(node.function, "alignment", None)
+            if node.kind is not OperatorKind.TIMESTAMPS or alignment is None:
+                continue
+            workers = groups.setdefault(alignment.group, set())
+            workers.update(placement.worker_of(chain.chain_id, i) for i in range(chain.parallelism))
+            if len(workers) > 1:
+                raise ExecutorError(
+                    f"operator '{node.uid}' aligns watermarks in group '{alignment.group}', "
+                    f"whose source subtasks {executor} places on workers {sorted(workers)}; "
+                    "a group aligns its sources within one process only (not yet across "
+                    "workers): run the job on the LocalExecutor, on ProcessExecutor(workers=1), "
+                    "or without with_watermark_alignment()"
+                )

@@ -14,6 +14,7 @@ from lockgate.engine import (
     ManualClock,
     ProcessExecutor,
     StreamEnvironment,
+    WatermarkStrategy,
 )
 from tests.engine.runtime.executors.jobs import file_checkpointed_env
 
@@ -96,3 +97,35 @@ def test_the_local_executor_plan_is_not_placed(tmp_path: Path) -> None:
     env.from_source(CollectionSource(range(10)), uid="numbers").sink_to(CollectSink(), uid="out")
 
     assert env.plan().placement is None
+
+
+ALIGNED = (
+    WatermarkStrategy.for_monotonous_timestamps()
+    .with_timestamp_assigner(float)
+    .with_watermark_alignment("clicks", max_drift=10.0)
+)
+
+
+def aligned_job(tmp_path: Path) -> StreamEnvironment:
+    env = file_checkpointed_env(tmp_path)
+    env.from_source(CollectionSource(range(10)), uid="clicks", watermark_strategy=ALIGNED).sink_to(
+        CollectSink(), uid="out"
+    )
+    return env
+
+
+def test_a_watermark_alignment_group_placed_on_several_workers_is_refused(
+    tmp_path: Path,
+) -> None:
+    env = aligned_job(tmp_path)
+
+    with pytest.raises(ExecutorError, match=r"group 'clicks', .* on workers \[0, 1\]"):
+        env.plan(executor=ProcessExecutor(workers=2))
+
+
+def test_a_watermark_alignment_group_on_one_worker_is_accepted(tmp_path: Path) -> None:
+    env = aligned_job(tmp_path)
+
+    plan = env.plan(executor=ProcessExecutor(workers=1))
+
+    assert plan.placement is not None
