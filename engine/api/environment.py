@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 import anyio
 
 from lockgate.engine.api.client import JobClient, JobResult
+from lockgate.engine.api.options import check_options, check_watermark_interval
 from lockgate.engine.api.stream import DataStream
 from lockgate.engine.checkpointing.config import CheckpointConfig, CheckpointingMode
 from lockgate.engine.checkpointing.storage import CheckpointStorage, storage_for
@@ -25,6 +26,8 @@ from lockgate.engine.restore.resolve import (
     resolve_restore,
     restore_options,
 )
+from lockgate.engine.runtime.executors.executor import Executor
+from lockgate.engine.runtime.executors.local import LocalExecutor
 from lockgate.engine.runtime.job.deployment import RuntimeOptions
 from lockgate.engine.runtime.job.job_master import JobMaster, JobSettings
 from lockgate.engine.runtime.job.restart import RestartStrategy
@@ -76,16 +79,13 @@ class StreamEnvironment:
         auto_watermark_interval: float = 0.2,
         clock: Clock | None = None,
     ) -> None:
-        _check_options(parallelism, max_parallelism, batch_size, channel_capacity)
+        check_options(parallelism, max_parallelism, batch_size, channel_capacity)
+        check_watermark_interval(auto_watermark_interval)
         self._builder = GraphBuilder(parallelism=parallelism, max_parallelism=max_parallelism)
         self.max_parallelism = max_parallelism
         self.batch_size = batch_size
         self.channel_capacity = channel_capacity
         self.buffer_timeout = buffer_timeout
-        if not auto_watermark_interval >= 0:
-            raise ValueError(
-                f"auto_watermark_interval must be 0 or more seconds; got {auto_watermark_interval}"
-            )
         self.auto_watermark_interval = auto_watermark_interval
         self.clock: Clock = clock or SystemClock()
         self.checkpoint_config = CheckpointConfig()
@@ -260,12 +260,19 @@ class StreamEnvironment:
             parallelism=node.parallelism,
         )
 
-    def plan(self) -> ExecutionPlan:
-        """Validate the graph and return its plan: chains, edges and channels."""
+    def plan(self, *, executor: Executor | None = None) -> ExecutionPlan:
+        """Validate the graph and return its plan: chains, edges and channels.
+
+        With an ``executor``, the plan is checked and placed as it would run there: a
+        ``ProcessExecutor``'s plan says which worker hosts which subtasks (``placement``).
+        """
         graph = self._builder.graph
         graph.max_parallelism = self.max_parallelism
         graph.requires_uids = self.checkpointing_enabled
-        return plan_job(graph)
+        plan = plan_job(graph)
+        if executor is None:
+            return plan
+        return executor.prepare(plan, self.checkpoint_storage, self._runtime_options())
 
     async def execute(
         self,
@@ -275,6 +282,7 @@ class StreamEnvironment:
         allow_non_restored_state: bool = False,
         claim_mode: ClaimMode = "no_claim",
         if_missing: IfMissing = "fail",
+        executor: Executor | None = None,
     ) -> JobResult:
         """Run the job to its end and return its result; raise its error if it fails.
 
@@ -289,6 +297,8 @@ class StreamEnvironment:
         (``"latest"``, the job's own checkpoints, is always claimed). If there is nothing to
         restore (no checkpoint for ``"latest"``, nothing at the location),
         ``if_missing="fail"`` (the default) raises, ``"start"`` starts without state.
+        ``executor`` runs the subtasks: on this event loop (``LocalExecutor``, the default)
+        or in worker processes (``ProcessExecutor``).
         """
         async with self.start(
             name,
@@ -296,6 +306,7 @@ class StreamEnvironment:
             allow_non_restored_state=allow_non_restored_state,
             claim_mode=claim_mode,
             if_missing=if_missing,
+            executor=executor,
         ) as job:
             return await job.wait()
 
@@ -308,16 +319,21 @@ class StreamEnvironment:
         allow_non_restored_state: bool = False,
         claim_mode: ClaimMode = "no_claim",
         if_missing: IfMissing = "fail",
+        executor: Executor | None = None,
     ) -> AsyncIterator[JobClient]:
         """Start the job and yield its ``JobClient`` at once.
 
         Leaving the block cancels the job if it is still running, and raises the job's
-        error if it failed and ``wait`` did not already raise it.
+        error if it failed and ``wait`` did not already raise it. The ``executor`` checks
+        the job before it starts (``ProcessExecutor``: every function picklable, checkpoint
+        storage every worker reaches).
         """
+        executor = executor or LocalExecutor()
+        plan = self.plan(executor=executor)
         keep = allow_non_restored_state
         options = restore_options(claim_mode, if_missing, allow_non_restored_state=keep)
         settings = await self._settings(name, restore_from, options)
-        master = JobMaster(name, self.plan(), self._runtime_options(), settings)
+        master = JobMaster(name, plan, self._runtime_options(), settings, executor)
         client = JobClient(master, self.clock)
         body_error: Exception | None = None
         async with anyio.create_task_group() as group:
@@ -377,19 +393,4 @@ class StreamEnvironment:
         return (
             f"<StreamEnvironment parallelism={self.parallelism} "
             f"operators={len(self._builder.graph.nodes)}>"
-        )
-
-
-def _check_options(
-    parallelism: int, max_parallelism: int, batch_size: int, channel_capacity: int
-) -> None:
-    if not 1 <= parallelism <= max_parallelism:
-        raise ValueError(
-            f"parallelism must be between 1 and max_parallelism ({max_parallelism}); "
-            f"got {parallelism}"
-        )
-    if not 1 <= batch_size <= channel_capacity:
-        raise ValueError(
-            f"batch_size ({batch_size}) must be at least 1 and at most channel_capacity "
-            f"({channel_capacity}), so that a full batch always fits in a channel"
         )
