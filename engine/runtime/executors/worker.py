@@ -24,7 +24,6 @@ import os
 import signal
 import sys
 import threading
-import time
 import traceback
 from collections.abc import Callable
 from typing import Any
@@ -68,6 +67,7 @@ from lockgate.engine.runtime.executors.worker_deployment import WorkerDeployment
 from lockgate.engine.runtime.job.deployment import Deployment, deploy
 from lockgate.engine.runtime.network.transport import Connection
 from lockgate.engine.runtime.subtask.actor import SubtaskActor
+from lockgate.engine.time.clock import SystemClock
 
 __all__ = ["WorkerSession", "main"]
 
@@ -351,9 +351,10 @@ def _exit_now() -> None:
     # ends as Python ends it, which waits for it.
     me = threading.current_thread()
     others = [t for t in threading.enumerate() if t is not me and not t.daemon]
-    deadline = time.monotonic() + _THREADS_GRACE
+    clock = SystemClock()
+    deadline = clock.now() + _THREADS_GRACE
     for thread in others:
-        thread.join(max(0.0, deadline - time.monotonic()))
+        thread.join(max(0.0, deadline - clock.now()))
     if any(thread.is_alive() for thread in others):
         return
     atexit._run_exitfuncs()
