@@ -63,12 +63,13 @@ _ALIGNED = {
     TumblingProcessingTimeWindows: ProcessingTimeTrigger,
     SlidingProcessingTimeWindows: ProcessingTimeTrigger,
 }
-_MISSING: Any = object()
 _FIRE = TriggerResult.FIRE
 _INF = math.inf
 _nextafter = math.nextafter
 
 Slot = tuple[Any, float]  # (key, window start)
+Cell = list[Any]  # [contents]: a fold stores into the cell, hashing the slot once per record
+Slots = dict[Slot, Cell]
 
 
 def is_incremental(spec: WindowSpec) -> bool:
@@ -109,7 +110,7 @@ class IncrementalWindowRunner(WindowRunner):
         self._slide: float = assigner.slide if self._sliding else assigner.size
         self._reducing = spec.kind is WindowFunctionKind.REDUCE
         self._watermark = -_INF
-        self._slots: dict[Slot, Any] = {}  # contents folded since the last flush
+        self._slots: Slots = {}  # contents folded since the last flush
 
     def open(self, context: RuntimeContext) -> None:
         """Declare the window state (the general path's); bind what the batches call."""
@@ -154,7 +155,7 @@ class IncrementalWindowRunner(WindowRunner):
         if not slots:
             return
         store, put, size = self._store, self.contents.put, self._size
-        for (key, start), contents in slots.items():
+        for (key, start), (contents,) in slots.items():
             store.current_key = key
             put((start, start + size), contents)
         slots.clear()
@@ -165,7 +166,7 @@ class IncrementalWindowRunner(WindowRunner):
         super().snapshot_state(context)
 
     def _tumbling(
-        self, records: list[Any], key_of: Callable[[Any], Any], accumulated: dict[Slot, Any]
+        self, records: list[Any], key_of: Callable[[Any], Any], accumulated: Slots
     ) -> None:
         # The common case, written out: event-time tumbling windows over stamped records.
         size, offset, fold, reducing = self._size, self._offset, self._fold, self._reducing
@@ -173,13 +174,13 @@ class IncrementalWindowRunner(WindowRunner):
         try:
             for timestamp, record in records:
                 slot = (key_of(record), timestamp - (timestamp - offset) % size)
-                contents = get(slot, _MISSING)
-                if contents is _MISSING:
+                cell = get(slot)
+                if cell is None:
                     arrive(slot, timestamp, record, accumulated)
                 elif reducing:
-                    accumulated[slot] = fold(contents, record)
+                    cell[0] = fold(cell[0], record)
                 else:
-                    accumulated[slot] = fold(record, contents)
+                    cell[0] = fold(record, cell[0])
         except TypeError:
             self._refuse_unstamped(records)
             raise
@@ -188,7 +189,7 @@ class IncrementalWindowRunner(WindowRunner):
         self,
         records: list[Any],
         key_of: Callable[[Any], Any],
-        accumulated: dict[Slot, Any],
+        accumulated: Slots,
         *,
         stamped: bool,
     ) -> None:
@@ -206,14 +207,12 @@ class IncrementalWindowRunner(WindowRunner):
             placed = False
             while not sliding or end > time:  # the assigner's windows, the latest first
                 slot = (key, start)
-                contents = get(slot, _MISSING)
-                if contents is _MISSING:
+                cell = get(slot)
+                if cell is None:
                     placed = arrive(slot, end, timestamp, record, accumulated) or placed
                 else:
                     placed = True
-                    accumulated[slot] = (
-                        fold(contents, record) if reducing else fold(record, contents)
-                    )
+                    cell[0] = fold(cell[0], record) if reducing else fold(record, cell[0])
                 if not sliding:
                     break
                 start -= slide
@@ -222,7 +221,7 @@ class IncrementalWindowRunner(WindowRunner):
                 self._unplaced(timestamp, record)
 
     def _arrive_tumbling(
-        self, slot: Slot, timestamp: float, record: Any, accumulated: dict[Slot, Any]
+        self, slot: Slot, timestamp: float, record: Any, accumulated: Slots
     ) -> None:
         start = slot[1]
         if start != start:  # NaN: the timestamp was infinite or NaN
@@ -236,7 +235,7 @@ class IncrementalWindowRunner(WindowRunner):
         end: float,
         timestamp: float | None,
         record: Any,
-        accumulated: dict[Slot, Any],
+        accumulated: Slots,
     ) -> bool:
         """A window's first record since the last flush: load the window, or take the record late.
 
@@ -258,7 +257,7 @@ class IncrementalWindowRunner(WindowRunner):
             self._ctx._timestamp = timestamp  # late, within the lateness: fire now
             self._act(_FIRE, TimeWindow(start, end), state_key, self._ctx)
         else:
-            accumulated[slot] = folded
+            accumulated[slot] = [folded]
         return True
 
     def _folded(self, contents: Any, record: Any) -> Any:
