@@ -68,7 +68,7 @@ _INF = math.inf
 _nextafter = math.nextafter
 
 Slot = tuple[Any, float]  # (key, window start)
-Cell = list[Any]  # [contents]: a fold stores into the cell, hashing the slot once per record
+Cell = list[Any]  # [contents, stored]: a fold stores into the cell, hashing its slot once
 Slots = dict[Slot, Cell]
 
 
@@ -111,6 +111,7 @@ class IncrementalWindowRunner(WindowRunner):
         self._reducing = spec.kind is WindowFunctionKind.REDUCE
         self._watermark = -_INF
         self._slots: Slots = {}  # contents folded since the last flush
+        self._timer_service: TimerService | None = None
 
     def open(self, context: RuntimeContext) -> None:
         """Declare the window state (the general path's); bind what the batches call."""
@@ -119,6 +120,8 @@ class IncrementalWindowRunner(WindowRunner):
         self._registry: MapState[Any, Any] = context.get_map_state(REGISTRY)
         function = self.spec.function
         self._fold: Callable[[Any, Any], Any] = function if self._reducing else function.add
+        self._result: Callable[[Any], Any] = getattr(function, "get_result", _identity)
+        self._windowed = self.spec.window_function is not None
 
     def process_batch(
         self,
@@ -155,9 +158,10 @@ class IncrementalWindowRunner(WindowRunner):
         if not slots:
             return
         store, put, size = self._store, self.contents.put, self._size
-        for (key, start), (contents,) in slots.items():
-            store.current_key = key
-            put((start, start + size), contents)
+        for (key, start), (contents, stored) in slots.items():
+            if contents is not stored:  # else keyed state holds it already
+                store.current_key = key
+                put((start, start + size), contents)
         slots.clear()
 
     def snapshot_state(self, context: FunctionSnapshotContext) -> None:
@@ -196,7 +200,7 @@ class IncrementalWindowRunner(WindowRunner):
         # Sliding windows, the job's clock, or records without timestamps.
         size, slide, offset, sliding = self._size, self._slide, self._offset, self._sliding
         fold, reducing, event_time = self._fold, self._reducing, self.event_time
-        now = self._service().current_processing_time
+        now = self._ctx.timer_service().current_processing_time
         get, arrive = accumulated.get, self._arrive
         for item in records:
             timestamp, record = item if stamped else (None, item)
@@ -257,7 +261,7 @@ class IncrementalWindowRunner(WindowRunner):
             self._ctx._timestamp = timestamp  # late, within the lateness: fire now
             self._act(_FIRE, TimeWindow(start, end), state_key, self._ctx)
         else:
-            accumulated[slot] = [folded]
+            accumulated[slot] = [folded, folded]
         return True
 
     def _folded(self, contents: Any, record: Any) -> Any:
@@ -271,24 +275,20 @@ class IncrementalWindowRunner(WindowRunner):
         # passed it, then the cleanup timer; each once. After a restore the watermark starts
         # again below every window's end, so a window that fired gets its end timer again.
         event_time = self.event_time
-        times: list[float] = []
-        if not event_time or max_timestamp > self._watermark:
-            times.append(max_timestamp)
-        if cleanup != _INF and cleanup not in times:
-            times.append(cleanup)
         held: tuple[Any, ...] = self._registry.get(state_key) or ()
-        new = [time for time in times if (event_time, time) not in held]
-        if not new:
+        added: tuple[tuple[bool, float], ...] = ()
+        end_timer = (event_time, max_timestamp)
+        if (not event_time or max_timestamp > self._watermark) and end_timer not in held:
+            added = (end_timer,)
+        cleanup_timer = (event_time, cleanup)
+        if cleanup != _INF and cleanup_timer not in held and cleanup_timer not in added:
+            added += (cleanup_timer,)
+        if not added:
             return
-        service = self._service()
-        register = (
-            service.register_event_time_timer
-            if event_time
-            else service.register_processing_time_timer
-        )
-        for time in new:
+        register = self._register
+        for _, time in added:
             register(time)
-        self._registry.put(state_key, (*held, *((event_time, time) for time in new)))
+        self._registry.put(state_key, held + added)
 
     def _unplaced(self, timestamp: float | None, record: Any) -> None:
         if timestamp is not None and self._is_late(timestamp, self._watermark):
@@ -306,26 +306,39 @@ class IncrementalWindowRunner(WindowRunner):
         if len(due) > 1:
             due.sort(key=_first)
         for state_key, held in due:
-            self._due(state_key, tuple(t for t in held if t != timer), timestamp, ctx)
+            remaining = () if len(held) == 1 else tuple(t for t in held if t != timer)
+            self._due(state_key, remaining, timestamp, ctx)
 
     def _due(
         self, state_key: Any, remaining: tuple[Any, ...], timestamp: float, ctx: ProcessContext[Any]
     ) -> None:
         # The trigger's on_event_time / on_processing_time, then the cleanup at its time.
-        window = TimeWindow(*state_key)
-        max_timestamp = window.max_timestamp
+        end = state_key[1]
+        max_timestamp = _nextafter(end, -_INF)
         if timestamp == max_timestamp or not self.event_time:
-            self._act(_FIRE, window, state_key, ctx)
-        if self._cleanup_time(window) != timestamp:
+            self._fire(state_key, max_timestamp, ctx)
+        cleanup = cleanup_time(end, self.lateness) if self._lateness_applies else max_timestamp
+        if cleanup != timestamp:
             self._keep(state_key, remaining)
         elif remaining:  # timers the built-in triggers never leave: the general cleanup
             self._registry.put(state_key, remaining)
             self.trigger_context.start(ctx)
-            self._clear_all(window, state_key, ctx)
+            self._clear_all(TimeWindow(*state_key), state_key, ctx)
         else:
             self._registry.remove(state_key)
             self.contents.clear(state_key)
-            self.emitter.clear(window, state_key, ctx)
+            if self._windowed:
+                self.emitter.clear(TimeWindow(*state_key), state_key, ctx)
+
+    def _fire(self, state_key: Any, max_timestamp: float, ctx: ProcessContext[Any]) -> None:
+        # The emitter's results without a window function: the value, or the aggregate's.
+        if self._windowed:
+            self._act(_FIRE, TimeWindow(*state_key), state_key, ctx)
+            return
+        contents = self.contents.get(state_key)
+        if contents is None and not self.contents.holds(state_key):
+            return
+        ctx._collect(self._result(contents), max_timestamp)
 
     def _keep(self, state_key: Any, remaining: tuple[Any, ...]) -> None:
         if remaining:
@@ -333,8 +346,14 @@ class IncrementalWindowRunner(WindowRunner):
         else:
             self._registry.remove(state_key)
 
-    def _service(self) -> TimerService:
-        return self._ctx.timer_service()
+    def _register(self, time: float) -> None:
+        service = self._timer_service
+        if service is None:  # the operator makes it on first use; it stays
+            service = self._timer_service = self._ctx.timer_service()
+        if self.event_time:
+            service.register_event_time_timer(time)
+        else:
+            service.register_processing_time_timer(time)
 
     def _refuse_unstamped(self, records: list[Any]) -> None:
         for timestamp, record in records:
@@ -342,6 +361,10 @@ class IncrementalWindowRunner(WindowRunner):
 
     def __repr__(self) -> str:
         return f"<IncrementalWindowRunner {self.spec.assigner!r} {self.kind.value}>"
+
+
+def _identity(value: Any) -> Any:
+    return value
 
 
 def _first(item: tuple[Any, Any]) -> Any:
