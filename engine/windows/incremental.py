@@ -169,22 +169,28 @@ class IncrementalWindowRunner(WindowRunner):
         self.flush()
         super().snapshot_state(context)
 
-    def _tumbling(
-        self, records: list[Any], key_of: Callable[[Any], Any], accumulated: Slots
-    ) -> None:
-        # The common case, written out: event-time tumbling windows over stamped records.
-        size, offset, fold, reducing = self._size, self._offset, self._fold, self._reducing
-        get, arrive = accumulated.get, self._arrive_tumbling
+    def _tumbling(self, records: list[Any], key_of: Callable[[Any], Any], slots: Slots) -> None:
+        # The common case, written out: event-time tumbling windows over stamped records,
+        # one loop per fold's argument order (a test of the kind per record costs ~5%).
+        size, offset, fold = self._size, self._offset, self._fold
+        get, arrive = slots.get, self._arrive_tumbling
         try:
-            for timestamp, record in records:
-                slot = (key_of(record), timestamp - (timestamp - offset) % size)
-                cell = get(slot)
-                if cell is None:
-                    arrive(slot, timestamp, record, accumulated)
-                elif reducing:
-                    cell[0] = fold(cell[0], record)
-                else:
-                    cell[0] = fold(record, cell[0])
+            if self._reducing:
+                for timestamp, record in records:
+                    slot = (key_of(record), timestamp - (timestamp - offset) % size)
+                    cell = get(slot)
+                    if cell is None:
+                        arrive(slot, timestamp, record, slots)
+                    else:
+                        cell[0] = fold(cell[0], record)
+            else:
+                for timestamp, record in records:
+                    slot = (key_of(record), timestamp - (timestamp - offset) % size)
+                    cell = get(slot)
+                    if cell is None:
+                        arrive(slot, timestamp, record, slots)
+                    else:
+                        cell[0] = fold(record, cell[0])
         except TypeError:
             self._refuse_unstamped(records)
             raise
