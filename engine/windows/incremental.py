@@ -90,12 +90,12 @@ def is_incremental(spec: WindowSpec) -> bool:
 class IncrementalWindowRunner(WindowRunner):
     """The window runner of ``is_incremental`` specs: ``process_batch`` folds whole batches.
 
-    Invariant: after each batch and each timer, keyed state holds exactly what
-    ``WindowRunner`` would hold after the same records and timers (the tests compare them on
-    random inputs), and the same records leave in the same order. A window that holds
-    contents has its timers registered; its end timer is pending exactly while the
-    watermark (or the clock) is below its ``max_timestamp``. ``process_element`` is the
-    general path's, which keeps the same state.
+    Invariant: after each ``flush`` (the operator's, before timers fire, and the runner's,
+    before every snapshot) keyed state holds exactly what ``WindowRunner`` would hold after
+    the same calls (the tests compare them on random inputs), and the same records have
+    left in the same order. Between flushes a window's newest contents are in its slot's
+    cell. The operator gives it whole batches only: ``process_element`` (the general
+    path's, inherited) knows nothing of the cells.
     """
 
     path = "incremental"
@@ -120,7 +120,7 @@ class IncrementalWindowRunner(WindowRunner):
         self._registry: MapState[Any, Any] = context.get_map_state(REGISTRY)
         function = self.spec.function
         self._fold: Callable[[Any, Any], Any] = function if self._reducing else function.add
-        self._result: Callable[[Any], Any] = getattr(function, "get_result", _identity)
+        self._result: Callable[[Any], Any] = _identity if self._reducing else function.get_result
         self._windowed = self.spec.window_function is not None
 
     def process_batch(
