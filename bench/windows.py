@@ -8,13 +8,13 @@ events). Contenders, timed in interleaved rounds, best of ``--repeat``:
 - ``running reduce``: the same events through ``key_by().reduce()`` with no windows (one
   result per event): the keyed path without windows, for scale.
 - ``window aggregate``: ``key_by().window(TumblingEventTimeWindows.of(1)).aggregate()``,
-  in event time with a watermark strategy at the source: the incremental path.
+  in event time with a watermark strategy at the source: the aligned path.
 - ``window aggregate, general path``: the same with ``.trigger(ByHand())``, a subclass of
   the built-in ``EventTimeTrigger`` that changes nothing but its class, which the
-  incremental path does not take: the general path, record by record (the window operator
-  before the incremental path), in the same run.
+  aligned path does not take: the general path, record by record (the window operator
+  before the aligned path), in the same run.
 - ``window process``: the same windows with a ``ProcessWindowFunction``, which keeps every
-  record until the window fires.
+  record until the window fires (on the aligned path; and on the general path, ``ByHand``).
 - ``aggregate + window function``: ``aggregate(Sum(), WithWindow())``, the accumulator
   with a ``ProcessWindowFunction`` that gets the key, the window and the result.
 - ``custom trigger``: ``aggregate`` with a ``Trigger`` of the job's own that fires at the
@@ -24,13 +24,13 @@ events). Contenders, timed in interleaved rounds, best of ``--repeat``:
 
 With many keys, 10,000 keys each get one event per second, and 10-second tumbling windows
 sum them (10 records per window, 100,000 windows per 1,000,000 events): the floor with 10 s
-windows, ``aggregate(Total(), Started())`` on the incremental path and on the general path.
+windows, ``aggregate(Total(), Started())`` on the aligned path and on the general path.
 Here the costs of a window's life (opening it, its timers, firing and cleaning it up) are
 spread over 10 records instead of 100.
 
 Sliding windows, 4 seconds every second, over the same events (each event in 4 windows),
 against a floor of their own (a plain loop adding each event to each of its windows):
-``aggregate(Total(), Started())`` on the incremental path and on the general path
+``aggregate(Total(), Started())`` on the aligned path and on the general path
 (``ByHand``). Sessions with a 1-second gap, over events with a 5-second pause after every
 second of event time (a session per key and second), against a loop that extends or
 closes each key's session: ``aggregate(Total(), Started())``, which merging windows run on
@@ -355,6 +355,7 @@ TUMBLING = {
     "window aggregate": "aggregate",
     "window aggregate, general path": "aggregate general",
     "window process": "process",
+    "window process, general path": "process general",
     "aggregate + window function": "window function",
     "custom trigger": "trigger",
 }

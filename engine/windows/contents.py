@@ -96,9 +96,9 @@ class WindowContents:
         """The window's contents, ready to fold a record into; store the result with ``put``.
 
         For ``REDUCED`` windows the value (``EMPTY`` when it holds nothing); for
-        ``ACCUMULATOR`` ones an accumulator this epoch owns, which ``add`` may change in
-        place (a copy of one a snapshot may share, or a new one). The per-record ``add``
-        does the same, record by record.
+        ``ACCUMULATOR`` and ``RECORDS`` ones an accumulator or a list this epoch owns, which
+        may change in place (a copy of one a snapshot may share, or a new one). The
+        per-record ``add`` does the same, record by record.
         """
         table = self._table
         current = table.get(state_key)

@@ -1,10 +1,11 @@
-"""IncrementalWindowRunner: the window operator's fast path, a batch of records at a time.
+"""AlignedWindowRunner: the window operator's fast path, a batch of records at a time.
 
-It runs the common case: tumbling or sliding windows (event time or the job's clock) with
-their assigner's own trigger (``EventTimeTrigger``, ``ProcessingTimeTrigger``), no evictor,
-and an incremental function (``reduce`` or ``aggregate``, with or without a window
-function); ``is_incremental`` says whether a spec is one. Session windows, other triggers,
-evictors and ``process`` take ``WindowRunner``, the general path.
+It runs the common case: aligned windows (tumbling or sliding, in event time or on the
+job's clock) with their assigner's own trigger (``EventTimeTrigger``,
+``ProcessingTimeTrigger``) and no evictor, whatever the function: ``reduce`` or ``aggregate``
+(with or without a window function), or ``process``, whose windows keep their records;
+``is_aligned`` says whether a spec is one. Session windows, other triggers and evictors take
+``WindowRunner``, the general path.
 
 Both paths keep the same keyed state, value for value: each window's contents
 (``window-contents``), its timers (``window-timers`` and the key's timers) and a window
@@ -12,8 +13,8 @@ function's per-window state. So checkpoints, savepoints, restores and rescaling 
 difference, and a savepoint of either restores into the other. What changes is the work:
 
 - a batch's records are folded in one pass into a dict of its ``(key, window start)``
-  slots: per record a key, a window start and a call of the function, with no window
-  object, no trigger call and no state access;
+  slots: per record a key, a window start and a call of the function (or an append to the
+  window's records), with no window object, no trigger call and no state access;
 - a slot's contents are read from state when it first gets a record after a flush, and
   written back at the next flush: before timers fire (at a watermark, or on the clock) and
   before every snapshot, so firing windows and checkpoints read them from keyed state;
@@ -55,7 +56,7 @@ from lockgate.engine.windows.trigger import TriggerResult
 from lockgate.engine.windows.triggers import EventTimeTrigger, ProcessingTimeTrigger
 from lockgate.engine.windows.window_timers import REGISTRY
 
-__all__ = ["IncrementalWindowRunner", "is_incremental"]
+__all__ = ["AlignedWindowRunner", "is_aligned"]
 
 _ALIGNED = {
     TumblingEventTimeWindows: EventTimeTrigger,
@@ -68,12 +69,12 @@ _INF = math.inf
 _nextafter = math.nextafter
 
 Slot = tuple[Any, float]  # (key, window start)
-Cell = list[Any]  # [contents, stored]: a fold stores into the cell, hashing its slot once
+Cell = list[Any]  # [contents]: a fold stores into the cell, hashing its slot once
 Slots = dict[Slot, Cell]
 
 
-def is_incremental(spec: WindowSpec) -> bool:
-    """Whether ``spec`` takes the fast path: built-in aligned windows, trigger and functions.
+def is_aligned(spec: WindowSpec) -> bool:
+    """Whether ``spec`` takes the fast path: built-in aligned windows and trigger, no evictor.
 
     Exact classes only: a subclass of an assigner or trigger may change what it does.
     """
@@ -83,12 +84,11 @@ def is_incremental(spec: WindowSpec) -> bool:
         default is not None
         and (trigger is None or type(trigger) is default)
         and spec.evictor is None
-        and spec.kind is not WindowFunctionKind.PROCESS
     )
 
 
-class IncrementalWindowRunner(WindowRunner):
-    """The window runner of ``is_incremental`` specs: ``process_batch`` folds whole batches.
+class AlignedWindowRunner(WindowRunner):
+    """The window runner of ``is_aligned`` specs: ``process_batch`` folds whole batches.
 
     Invariant: after each ``flush`` (the operator's, before timers fire, and the runner's,
     before every snapshot) keyed state holds exactly what ``WindowRunner`` would hold after
@@ -98,10 +98,10 @@ class IncrementalWindowRunner(WindowRunner):
     path's, inherited) knows nothing of the cells.
     """
 
-    path = "incremental"
+    path = "aligned"
 
     def __init__(self, spec: WindowSpec) -> None:
-        assert is_incremental(spec), "the window operator checks is_incremental first"
+        assert is_aligned(spec), "the window operator checks is_aligned first"
         super().__init__(spec)
         assigner: Any = spec.assigner
         self._size: float = assigner.size
@@ -118,10 +118,10 @@ class IncrementalWindowRunner(WindowRunner):
         super().open(context)
         self._store = context.keyed_state
         self._registry: MapState[Any, Any] = context.get_map_state(REGISTRY)
-        function = self.spec.function
-        self._fold: Callable[[Any, Any], Any] = function if self._reducing else function.add
-        self._result: Callable[[Any], Any] = _identity if self._reducing else function.get_result
-        self._windowed = self.spec.window_function is not None
+        function, kind = self.spec.function, self.spec.kind
+        self._fold: Callable[[Any, Any], Any] = _FOLDS[kind](function)
+        self._result: Callable[[Any], Any] = _RESULTS[kind](function)
+        self._windowed = self.spec.process_function is not None
 
     def process_batch(
         self,
@@ -151,17 +151,17 @@ class IncrementalWindowRunner(WindowRunner):
 
         The operator flushes before it fires timers (a watermark, the clock) and the
         runner before every snapshot, so what fires and what checkpoints hold is always
-        in keyed state; between flushes a window's newest contents are in ``_slots`` (the
-        same objects, or newer values of immutable ones).
+        in keyed state; between flushes a window's newest contents are in ``_slots``. Every
+        slot is written, changed in place or not: a heap store holds the object itself, but
+        RocksDB holds the copy it encoded when the window arrived.
         """
         slots = self._slots
         if not slots:
             return
         store, put, size = self._store, self.contents.put, self._size
-        for (key, start), (contents, stored) in slots.items():
-            if contents is not stored:  # else keyed state holds it already
-                store.current_key = key
-                put((start, start + size), contents)
+        for (key, start), (contents,) in slots.items():
+            store.current_key = key
+            put((start, start + size), contents)
         slots.clear()
 
     def snapshot_state(self, context: FunctionSnapshotContext) -> None:
@@ -171,7 +171,8 @@ class IncrementalWindowRunner(WindowRunner):
 
     def _tumbling(self, records: list[Any], key_of: Callable[[Any], Any], slots: Slots) -> None:
         # The common case, written out: event-time tumbling windows over stamped records,
-        # one loop per fold's argument order (a test of the kind per record costs ~5%).
+        # one loop per fold's argument order (reduce's; aggregate's and the appending of
+        # records kept for process): a test of the kind per record costs ~5%.
         size, offset, fold = self._size, self._offset, self._fold
         get, arrive = slots.get, self._arrive_tumbling
         try:
@@ -267,7 +268,7 @@ class IncrementalWindowRunner(WindowRunner):
             self._ctx._timestamp = timestamp  # late, within the lateness: fire now
             self._act(_FIRE, TimeWindow(start, end), state_key, self._ctx)
         else:
-            accumulated[slot] = [folded, folded]
+            accumulated[slot] = [folded]
         return True
 
     def _folded(self, contents: Any, record: Any) -> Any:
@@ -366,11 +367,28 @@ class IncrementalWindowRunner(WindowRunner):
             event_time_of(record, timestamp)
 
     def __repr__(self) -> str:
-        return f"<IncrementalWindowRunner {self.spec.assigner!r} {self.kind.value}>"
+        return f"<AlignedWindowRunner {self.spec.assigner!r} {self.kind.value}>"
 
 
 def _identity(value: Any) -> Any:
     return value
+
+
+def _appended(record: Any, records: list[Any]) -> list[Any]:
+    records.append(record)  # an owned list: take() copied one a snapshot may share
+    return records
+
+
+_FOLDS: dict[WindowFunctionKind, Callable[[Any], Callable[[Any, Any], Any]]] = {
+    WindowFunctionKind.REDUCE: lambda function: function,
+    WindowFunctionKind.AGGREGATE: lambda function: function.add,
+    WindowFunctionKind.PROCESS: lambda function: _appended,
+}
+_RESULTS: dict[WindowFunctionKind, Callable[[Any], Callable[[Any], Any]]] = {
+    WindowFunctionKind.REDUCE: lambda function: _identity,
+    WindowFunctionKind.AGGREGATE: lambda function: function.get_result,
+    WindowFunctionKind.PROCESS: lambda function: _identity,  # its window function emits
+}
 
 
 def _first(item: tuple[Any, Any]) -> Any:

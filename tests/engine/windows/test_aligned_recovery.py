@@ -1,6 +1,6 @@
-"""Incremental windows survive failures and move with their keys, exactly once.
+"""Aligned windows survive failures and move with their keys, exactly once.
 
-The windows here take the incremental path (tumbling and sliding event-time windows with
+The windows here take the aligned path (tumbling and sliding event-time windows with
 the built-in trigger and an aggregate with a window function): their contents, folded a
 batch at a time, must be in keyed state at every checkpoint and savepoint.
 """
@@ -56,6 +56,21 @@ class WithWindow(ProcessWindowFunction[int, Total, str]):
         return [(key, window.start, window.end, elements[0])]
 
 
+class SumAll(ProcessWindowFunction[Event, Total, str]):
+    def process(self, key: str, context: WindowContext, elements: list[Event]) -> list[Total]:
+        window = context.window
+        assert isinstance(window, TimeWindow)
+        return [(key, window.start, window.end, sum(event[2] for event in elements))]
+
+
+def summed(windowed: Any) -> Any:
+    return windowed.aggregate(Sum(), WithWindow(), uid="totals")
+
+
+def kept(windowed: Any) -> Any:
+    return windowed.process(SumAll(), uid="totals")  # the windows keep their records
+
+
 def events(count: int, *, keys: int = 5, seed: int = 7) -> list[Event]:
     """Events 0.25 s apart over ``keys`` keys, shuffled by less than ``DISORDER`` seconds."""
     draw = random.Random(seed)
@@ -82,8 +97,9 @@ def totals(stream: list[Event], assigner: WindowAssigner) -> Counter[Total]:
     "assigner", [TumblingEventTimeWindows.of(10.0), SlidingEventTimeWindows.of(10.0, 2.5)]
 )
 @pytest.mark.parametrize("watermarks", [0.0, 3_600.0], ids=["every-batch", "at-the-end"])
-async def test_incremental_windows_emit_each_total_once_through_a_failure_after_a_checkpoint(
-    backend: str, assigner: WindowAssigner, watermarks: float, tmp_path: Path
+@pytest.mark.parametrize("function", [summed, kept])
+async def test_aligned_windows_emit_each_total_once_through_a_failure_after_a_checkpoint(
+    backend: str, assigner: WindowAssigner, watermarks: float, function: Any, tmp_path: Path
 ) -> None:
     # With watermarks only at the end, every checkpoint finds contents the runner folded
     # since its last flush: the snapshot must flush them.
@@ -97,15 +113,14 @@ async def test_incremental_windows_emit_each_total_once_through_a_failure_after_
     env.set_restart_strategy(RestartStrategy.fixed_delay(attempts=2, delay=0.0))
     env.set_state_backend(backend, path=tmp_path if backend == "rocksdb" else None)
     sink = CollectSink[Total]()
-    (
+    windowed = (
         env.from_source(
             CollectionSource(elements), uid="events", parallelism=1, watermark_strategy=BY_TIME
         )
         .key_by(lambda event: event[0])
         .window(assigner)
-        .aggregate(Sum(), WithWindow(), uid="totals")
-        .sink_to(sink, uid="out")
     )
+    function(windowed).sink_to(sink, uid="out")
 
     await env.execute("totals")
 
@@ -129,7 +144,7 @@ def totals_job(topic: Topic, sink: CollectSink[Total], parallelism: int) -> Stre
     return env
 
 
-async def test_incremental_window_contents_move_with_their_keys_from_2_to_3_subtasks(
+async def test_aligned_window_contents_move_with_their_keys_from_2_to_3_subtasks(
     tmp_path: Path,
 ) -> None:
     topic, first, second = Topic(partitions=1), CollectSink[Total](), CollectSink[Total]()
