@@ -63,6 +63,9 @@ bench: install-examples
 	$(BIN)/python bench/keyed_sum.py
 	$(BIN)/python bench/word_count.py
 	$(BIN)/python bench/checkpoints.py
+	$(BIN)/python bench/snapshot_sync.py
+	$(BIN)/python bench/state_backends.py
+	$(BIN)/python bench/incremental.py --restore --parallelism 2
 	$(BIN)/python bench/async_io.py
 	$(BIN)/python bench/unaligned.py
 	$(BIN)/python bench/event_time.py

@@ -11,6 +11,7 @@ import anyio.lowlevel
 
 from lockgate.connectors.errors import InvalidSplit
 from lockgate.engine import TypeCodec
+from lockgate.engine.io.driver_side import DriverSide, on_driver
 from lockgate.engine.io.record_chunks import pickled_in_chunks, unpickled_chunks
 from lockgate.engine.io.sinks import Sink, SinkContext, SinkWriter, TwoPhaseCommitSink
 from lockgate.engine.io.sources import (
@@ -299,7 +300,7 @@ def _collect_transaction(transaction_id: str, chunks: tuple[bytes, ...]) -> Coll
     return CollectTransaction(transaction_id, unpickled_chunks(chunks))
 
 
-class CollectSink(TwoPhaseCommitSink[T, CollectTransaction[T]]):
+class CollectSink(TwoPhaseCommitSink[T, CollectTransaction[T]], DriverSide):
     """Keeps in ``results`` the records that completed checkpoints committed.
 
     Exactly-once: records become visible only when the checkpoint after them completes (for
@@ -307,7 +308,12 @@ class CollectSink(TwoPhaseCommitSink[T, CollectTransaction[T]]):
     records in the order it wrote them. A commit is idempotent, so a transaction recovered
     from a checkpoint after a restart is never added twice. The sink object is the "external
     system": keep using the same object across restarts and restores to see one history.
+
+    Under every executor the records reach this object: a worker process commits through it
+    (``DriverSide``), so ``results`` is read where the job was started.
     """
+
+    driver_only = ("_results", "_committed")
 
     def __init__(self) -> None:
         self._results: list[T] = []
@@ -343,8 +349,9 @@ class CollectSink(TwoPhaseCommitSink[T, CollectTransaction[T]]):
         """The transaction holds its records: checkpoints encode every one of them."""
         return len(txn.records)
 
+    @on_driver
     async def commit(self, txn: CollectTransaction[T]) -> None:
-        """Make the transaction's records visible, once."""
+        """Make the transaction's records visible, once (in the driving process)."""
         if txn.transaction_id not in self._committed:
             self._committed.add(txn.transaction_id)
             self._results.extend(txn.records)

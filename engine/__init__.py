@@ -32,6 +32,7 @@ from lockgate.engine.errors import (
     AsyncioRequired,
     CheckpointError,
     EngineError,
+    ExecutorError,
     GraphError,
     IncompatibleState,
     JobError,
@@ -43,6 +44,7 @@ from lockgate.engine.errors import (
     SavepointFormatError,
     SourceError,
     StateEncodingError,
+    WorkerLost,
 )
 from lockgate.engine.events import CheckpointBarrier, EndOfInput, Watermark, WatermarkStatus
 from lockgate.engine.functions.async_function import AsyncFunction
@@ -84,6 +86,9 @@ from lockgate.engine.io.sources import (
 )
 from lockgate.engine.restore.compatibility import RestoreReport, check_restore
 from lockgate.engine.restore.reader import OperatorContents, SnapshotContents, read_snapshot
+from lockgate.engine.runtime.executors.executor import Executor
+from lockgate.engine.runtime.executors.local import LocalExecutor
+from lockgate.engine.runtime.executors.processes import ExecutorStatistics, ProcessExecutor
 from lockgate.engine.runtime.job.event_subscription import EventSubscription
 from lockgate.engine.runtime.job.lifecycle import (
     CheckpointCompleted,
@@ -99,7 +104,12 @@ from lockgate.engine.runtime.job.lifecycle import (
     RestoredFromCheckpoint,
 )
 from lockgate.engine.runtime.job.restart import RestartStrategy
-from lockgate.engine.runtime.metrics import AsyncIoMetrics, JobMetrics, SubtaskMetrics
+from lockgate.engine.runtime.metrics import (
+    AsyncIoMetrics,
+    JobMetrics,
+    OperatorMetrics,
+    SubtaskMetrics,
+)
 from lockgate.engine.savepoints.values import TypeCodec, TypedValue
 from lockgate.engine.state import (
     AggregateFunction,
@@ -156,6 +166,12 @@ from lockgate.engine.windows import (
 )
 
 __all__ = [
+    "Executor",
+    "ExecutorError",
+    "ExecutorStatistics",
+    "LocalExecutor",
+    "ProcessExecutor",
+    "WorkerLost",
     "BoundedOutOfOrdernessWatermarks",
     "BroadcastConnectedStream",
     "BroadcastContext",
@@ -275,6 +291,7 @@ __all__ = [
     "KeyedStream",
     "ManualClock",
     "OperatorChain",
+    "OperatorMetrics",
     "KeySelectorError",
     "OperatorError",
     "OutputTag",

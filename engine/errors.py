@@ -11,8 +11,12 @@ EngineError
 │   │                          key) where records are sent to it
 │   ├── CheckpointError        a checkpoint failed (its id and CheckpointFailureReason); raised
 │   │                          by trigger_checkpoint(), and fails the job past tolerable_failures
+│   ├── WorkerLost             a worker process died or stopped answering heartbeats; names it,
+│   │                          its process id and its subtasks
 │   └── AttemptKilled          a fault injected on purpose killed the attempt (a simulation's
 │                              KillAttempt); restarted as any failed attempt is
+├── ExecutorError              the job cannot run on the executor it was given (checkpoint
+│                              storage the workers cannot reach, a clock they cannot share)
 ├── CheckpointStorageError     a checkpoint cannot be written, found or read
 │   ├── CheckpointNotFound     nothing is stored at the location
 │   ├── CorruptCheckpoint      a stored file does not match its size or checksum, or cannot be
@@ -63,6 +67,7 @@ __all__ = [
     "ConnectionLost",
     "CorruptCheckpoint",
     "EngineError",
+    "ExecutorError",
     "GraphError",
     "IncompatibleState",
     "JobError",
@@ -81,6 +86,7 @@ __all__ = [
     "UnknownJob",
     "UnsupportedCheckpointStorage",
     "UnsupportedCheckpointVersion",
+    "WorkerLost",
 ]
 
 
@@ -229,6 +235,23 @@ class QueryStateError(EngineError):
     failed or cancelled (its state went with its subtasks). A query whose attempt ended
     before the subtask answered raises it too. A function that raised while reading the
     state (an ``AggregateFunction.get_result``) is its ``__cause__``.
+    """
+
+
+class WorkerLost(JobError):
+    """A worker process died or stopped answering heartbeats.
+
+    The message names the worker, its process id, how it ended (its exit code or signal, or
+    the heartbeat timeout) and the subtasks it hosted. Every worker of the attempt is torn
+    down and the restart strategy decides; the next attempt restores the latest checkpoint.
+    """
+
+
+class ExecutorError(EngineError):
+    """The job cannot run on the executor it was given; raised before it starts.
+
+    The message says what (checkpoint storage the workers cannot reach, a clock they cannot
+    share) and what to do.
     """
 
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from lockgate.engine.events import Watermark
+from lockgate.engine.io.driver_side import DriverSide
 from lockgate.engine.io.record_chunks import pickled_in_chunks, unpickled_chunks
 from lockgate.engine.io.sinks import SinkContext, TwoPhaseCommitSink
 from lockgate.engine.io.transactions import TransactionStatus
@@ -89,29 +90,38 @@ class InjectedFailure(Exception):
     """A failure a test injected on purpose with ``FailOnce``; nothing is actually broken."""
 
 
-class AwaitCheckpoint:
+class AwaitCheckpoint(DriverSide):
     """A sentinel at which a ``CollectionSource`` reader waits for a completed checkpoint.
 
     The reader returns the records before it, then waits until a checkpoint completes after
     it got there, then reads on; once passed, replays skip it. Placed before a ``FailOnce``,
     it guarantees the failure comes after at least one completed checkpoint and at least one
-    record after it, however fast the job runs. Shared, like ``FailOnce``, by every copy.
+    record after it, however fast the job runs. Shared, like ``FailOnce``, by every copy, also
+    in worker processes: the one in the driving process learns that it was passed.
     """
 
     def __init__(self) -> None:
-        self.passed = False
+        self._passed = False
 
-    def __copy__(self) -> AwaitCheckpoint:
-        return self
+    @property
+    def passed(self) -> bool:
+        """Whether a reader got past it (after a completed checkpoint)."""
+        return self._passed
 
-    def __deepcopy__(self, memo: dict[int, Any]) -> AwaitCheckpoint:
-        return self
+    @passed.setter
+    def passed(self, passed: bool) -> None:
+        self._passed = passed
+        if passed:
+            self.tell_driver("_pass")
+
+    def _pass(self) -> None:
+        self._passed = True
 
     def __repr__(self) -> str:
         return f"<AwaitCheckpoint passed={self.passed}>"
 
 
-class FailOnce:
+class FailOnce(DriverSide):
     """A failure that fires exactly once, however often a job replays past it.
 
     Put it among a ``CollectionSource``'s elements (the reader raises ``InjectedFailure``
@@ -119,6 +129,10 @@ class FailOnce:
     function. The flag lives in this object, shared by every attempt of a job in the
     process: the first call raises, every later one does nothing. Assert ``fired`` at the
     end of a test, so that a failure that never happened cannot pass unnoticed.
+
+    In worker processes (``ProcessExecutor``) the flag is the one of this object, in the
+    driving process: the first call in any worker fires it (asking the driving process), and
+    no later call, in any worker of any attempt, fires it again.
     """
 
     def __init__(self, name: str = "injected failure") -> None:
@@ -135,22 +149,23 @@ class FailOnce:
         """Whether the failure has fired."""
         return self._fired
 
-    def __copy__(self) -> FailOnce:
-        return self
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> FailOnce:
-        # One sentinel is shared by every subtask's copy of a function, so it fires once.
-        return self
-
     def maybe_fire(self) -> None:
         """Raise ``InjectedFailure`` the first time; do nothing after.
 
         Raises:
             InjectedFailure: on the first call only.
         """
-        if not self._fired:
-            self._fired = True
+        if self._fired:
+            return
+        first = self.call_on_driver("_fire")
+        self._fired = True
+        if first:
             raise InjectedFailure(f"{self._name} (FailOnce fires once; it will not fire again)")
+
+    def _fire(self) -> bool:
+        # Runs on the object in the driving process: whether this call is the one that fires.
+        first, self._fired = not self._fired, True
+        return first
 
     def __repr__(self) -> str:
         return f"<FailOnce {self._name!r} fired={self._fired}>"

@@ -93,3 +93,40 @@ def test_an_installed_wheel_imports_from_outside_the_repository(
     )
 
     assert done.stdout.startswith(str(target))
+
+
+DASHBOARD_FILES = ("index.html", "dashboard.js", "dashboard.css")
+
+
+def test_the_wheel_ships_the_dashboard_s_files(wheel: Path) -> None:
+    names = set(zipfile.ZipFile(wheel).namelist())
+
+    for name in DASHBOARD_FILES:
+        assert f"lockgate/engine/web/dashboard/{name}" in names
+
+
+def test_an_installed_wheel_serves_the_dashboard(wheel: Path, tmp_path: Path) -> None:
+    target = tmp_path / "site"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target), wheel],
+        check=True,
+        capture_output=True,
+    )
+    code = (
+        "from starlette.testclient import TestClient; import lockgate.engine.web as web; "
+        "client = TestClient(web.rest_app(web.JobRegistry())); "
+        f"names = {DASHBOARD_FILES!r}; "
+        "print(web.__file__, *(client.get(f'/dashboard/{n}').status_code for n in names))"
+    )
+
+    done = subprocess.run(
+        [sys.executable, "-c", f"import sys; sys.path[:0] = [{str(target)!r}]; {code}"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+
+    where, *statuses = done.stdout.split()
+    assert where.startswith(str(target))
+    assert statuses == ["200", "200", "200"]

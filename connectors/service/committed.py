@@ -11,6 +11,7 @@ from typing import Generic, TypeVar
 from lockgate.connectors.service.subscription import Overflow, Subscriber, Subscription
 from lockgate.connectors.service.wakeup import wait_any
 from lockgate.engine import TypeCodec
+from lockgate.engine.io.driver_side import DriverSide, on_driver
 from lockgate.engine.io.sinks import SinkContext, TwoPhaseCommitSink
 
 __all__ = ["CommittedSink", "CommittedStatistics", "CommittedTransaction"]
@@ -36,7 +37,7 @@ class CommittedStatistics:
     history: int
 
 
-class CommittedSink(TwoPhaseCommitSink[T, CommittedTransaction[T]]):
+class CommittedSink(TwoPhaseCommitSink[T, CommittedTransaction[T]], DriverSide):
     """Exactly-once output for code in the same process: ``async for r in sink.subscribe()``.
 
     A two-phase-commit sink: each subtask writes into a transaction, pre-committed at the
@@ -53,7 +54,11 @@ class CommittedSink(TwoPhaseCommitSink[T, CommittedTransaction[T]]):
     ``SubscriberTooSlow`` after its buffered records (``on_overflow="drop"``). The sink
     object is the "external system": keep using it across restarts and restores, and
     subscriptions go on. ``CollectSink`` remains the sink for tests that read ``results``.
+    Under every executor, commits happen on this object, in the process that started the job
+    (``DriverSide``): subscribers there see what subtasks in worker processes committed.
     """
+
+    driver_only = ("_history", "_subscribers", "_ids", "_committed")
 
     def __init__(self, *, history: int | None = 10_000) -> None:
         if history is not None and history < 0:
@@ -111,6 +116,7 @@ class CommittedSink(TwoPhaseCommitSink[T, CommittedTransaction[T]]):
     async def pre_commit(self, txn: CommittedTransaction[T]) -> None:
         """Nothing to flush: the records are in the transaction."""
 
+    @on_driver
     async def commit(self, txn: CommittedTransaction[T]) -> None:
         """Publish the transaction's records to every subscriber, once.
 

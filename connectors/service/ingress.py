@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -14,6 +15,7 @@ from lockgate.connectors.service.ingress_log import CommitTicket, IngressLog
 from lockgate.connectors.service.ingress_reader import IngressReader, ReadSplit
 from lockgate.connectors.service.recent_keys import RecentKeys
 from lockgate.engine import stable_hash
+from lockgate.engine.io.driver_side import DriverSide, on_driver
 from lockgate.engine.io.sources import Source, SourceContext, SourceReader, SourceSplit
 
 __all__ = ["IngressSource", "IngressStatistics"]
@@ -40,7 +42,7 @@ class IngressStatistics:
     closed: bool
 
 
-class IngressSource(Source[T]):
+class IngressSource(Source[T], DriverSide):
     """A source the service pushes records into: ``await ingress.send(record)``.
 
     Records go into one of the source's splits: to the one with the fewest records waiting
@@ -71,7 +73,13 @@ class IngressSource(Source[T]):
     number of splits, fixed at the first start (by default the source's parallelism then):
     a job restored at a higher parallelism reads with at most that many subtasks. One job at
     a time reads an ingress; keep the same object across its restarts and restores.
+
+    Under every executor the records stay in this object, in the process that started the
+    job: a subtask in a worker process reads them through it (``DriverSide``), batch by
+    batch, and its checkpoints and commits reach it there.
     """
+
+    driver_only = ("_buffer", "_hosted")
 
     def __init__(
         self,
@@ -92,6 +100,7 @@ class IngressSource(Source[T]):
         self._splits = splits
         self._ttl = idempotency_ttl
         self._turn = 0
+        self._hosted: dict[str, SourceReader[T]] = {}  # the readers of worker processes
         self._sends = 0
 
     @property
@@ -183,6 +192,9 @@ class IngressSource(Source[T]):
 
     def create_splits(self, parallelism: int) -> list[SourceSplit]:
         """Return every split, each from the oldest record it holds (``splits`` at first)."""
+        if not self.is_driver_copy:
+            splits: list[SourceSplit] = self.call_on_driver("create_splits", parallelism)
+            return splits
         count = max(self._splits or parallelism, len(self._buffer.logs))
         return [
             SourceSplit(log.split_id, {"next": log.held_from})
@@ -197,9 +209,48 @@ class IngressSource(Source[T]):
         Raises:
             InvalidSplit: a split is not an ingress split, or its position is malformed.
         """
+        if not self.is_driver_copy:
+            return _WorkerReader(self, list(splits), context)
         self._buffer.uid = context.uid
         read_splits = [self._read_split(split, context) for split in splits]
         return IngressReader(self._buffer, read_splits, context)
+
+    async def workers_gone(self) -> None:
+        """Close the readers of worker processes that ended: their senders hear it."""
+        while self._hosted:
+            await self._hosted.popitem()[1].close()
+
+    @on_driver
+    async def _host_reader(
+        self, reader: str, splits: list[SourceSplit], context: SourceContext
+    ) -> list[SourceSplit]:
+        self._hosted[reader] = hosted = self.create_reader(splits, context)
+        await hosted.open()
+        return hosted.snapshot_splits()
+
+    @on_driver
+    async def _hosted_read(self, reader: str, max_records: int) -> tuple[list[T], Any]:
+        hosted = self._hosted[reader]
+        return await hosted.read(max_records), hosted.snapshot_splits()
+
+    def _hosted_checkpoint(
+        self, reader: str, checkpoint_id: int, splits: list[SourceSplit]
+    ) -> list[SourceSplit]:
+        return self._hosted[reader].checkpoint_splits(checkpoint_id, splits)
+
+    @on_driver
+    async def _hosted_notify(self, reader: str, checkpoint_id: int, *, completed: bool) -> None:
+        hosted = self._hosted[reader]
+        if completed:
+            await hosted.notify_checkpoint_complete(checkpoint_id)
+        else:
+            await hosted.notify_checkpoint_aborted(checkpoint_id)
+
+    @on_driver
+    async def _hosted_close(self, reader: str) -> None:
+        hosted = self._hosted.pop(reader, None)
+        if hosted is not None:
+            await hosted.close()
 
     def _read_split(self, split: SourceSplit, context: SourceContext) -> ReadSplit[T]:
         index = split_index(split.split_id)
@@ -278,6 +329,48 @@ class IngressSource(Source[T]):
 
     def __repr__(self) -> str:
         return f"<IngressSource {self._buffer!r}>"
+
+
+class _WorkerReader(SourceReader[T]):
+    """A worker's reader of an ingress: the reader itself runs in the driving process.
+
+    Each read brings a batch and the positions after it, so ``snapshot_splits`` describes
+    exactly the records returned; ``checkpoint_splits`` asks the reader there (it keeps the
+    idempotency keys), blocking for the round trip.
+    """
+
+    def __init__(
+        self, source: IngressSource[T], splits: list[SourceSplit], context: SourceContext
+    ) -> None:
+        self._source = source
+        self._splits = splits
+        self._context = context
+        self._id = f"{context.uid}/{context.subtask_index}/{uuid.uuid4().hex}"
+
+    async def open(self) -> None:
+        self._splits = await self._source._host_reader(self._id, self._splits, self._context)
+
+    async def read(self, max_records: int) -> list[T]:
+        records, self._splits = await self._source._hosted_read(self._id, max_records)
+        return records
+
+    def snapshot_splits(self) -> list[SourceSplit]:
+        return list(self._splits)
+
+    def checkpoint_splits(self, checkpoint_id: int, splits: list[SourceSplit]) -> list[SourceSplit]:
+        covered: list[SourceSplit] = self._source.call_on_driver(
+            "_hosted_checkpoint", self._id, checkpoint_id, splits
+        )
+        return covered
+
+    async def notify_checkpoint_complete(self, checkpoint_id: int) -> None:
+        await self._source._hosted_notify(self._id, checkpoint_id, completed=True)
+
+    async def notify_checkpoint_aborted(self, checkpoint_id: int) -> None:
+        await self._source._hosted_notify(self._id, checkpoint_id, completed=False)
+
+    async def close(self) -> None:
+        await self._source._hosted_close(self._id)
 
 
 def _check_key(key: Any) -> None:

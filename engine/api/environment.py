@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 import anyio
 
 from lockgate.engine.api.client import JobClient, JobResult
+from lockgate.engine.api.options import check_options, check_watermark_interval
 from lockgate.engine.api.stream import DataStream
 from lockgate.engine.checkpointing.config import CheckpointConfig, CheckpointingMode
 from lockgate.engine.checkpointing.storage import CheckpointStorage, storage_for
@@ -25,6 +26,8 @@ from lockgate.engine.restore.resolve import (
     resolve_restore,
     restore_options,
 )
+from lockgate.engine.runtime.executors.executor import Executor
+from lockgate.engine.runtime.executors.local import LocalExecutor
 from lockgate.engine.runtime.job.deployment import RuntimeOptions
 from lockgate.engine.runtime.job.job_master import JobMaster, JobSettings
 from lockgate.engine.runtime.job.restart import RestartStrategy
@@ -76,16 +79,13 @@ class StreamEnvironment:
         auto_watermark_interval: float = 0.2,
         clock: Clock | None = None,
     ) -> None:
-        _check_options(parallelism, max_parallelism, batch_size, channel_capacity)
+        check_options(parallelism, max_parallelism, batch_size, channel_capacity)
+        check_watermark_interval(auto_watermark_interval)
         self._builder = GraphBuilder(parallelism=parallelism, max_parallelism=max_parallelism)
         self.max_parallelism = max_parallelism
         self.batch_size = batch_size
         self.channel_capacity = channel_capacity
         self.buffer_timeout = buffer_timeout
-        if not auto_watermark_interval >= 0:
-            raise ValueError(
-                f"auto_watermark_interval must be 0 or more seconds; got {auto_watermark_interval}"
-            )
         self.auto_watermark_interval = auto_watermark_interval
         self.clock: Clock = clock or SystemClock()
         self.checkpoint_config = CheckpointConfig()
@@ -161,6 +161,7 @@ class StreamEnvironment:
         incremental: bool = False,
         compaction_style: CompactionStyle | None = None,
         level0_compaction_trigger: int | None = None,
+        cache_entries: int | None = None,
     ) -> None:
         """Choose where keyed state lives: ``"memory"`` (the default) or ``"rocksdb"``.
 
@@ -177,31 +178,25 @@ class StreamEnvironment:
         (a memtable flush, then hard links of its SST files) and uploads only the SST files
         no completed checkpoint uploaded yet; a compaction rewrites SST files, so some
         checkpoints upload more. Either restores into any backend at any parallelism; a
-        RocksDB incremental checkpoint restored into RocksDB at the parallelism it was taken
-        at has its files downloaded and opened as each subtask's database, as Flink does,
-        rather than read and written again key by key. The first checkpoint after a restore
-        is full. Savepoints are always full.
+        RocksDB incremental checkpoint restored into RocksDB has its files downloaded and
+        opened as each subtask's database, as Flink does, rather than read and written
+        again key by key (at another parallelism, the key groups a subtask does not own are
+        deleted, and those it owns inserted from the other old subtasks' files). The first
+        checkpoint after a restore is full. Savepoints are always full.
 
-        RocksDB's compaction (``None`` keeps RocksDB's default), as Flink's
-        ``state.backend.rocksdb.compaction.style`` tunes it:
-
-        - ``compaction_style``: ``"level"`` (default) or ``"universal"`` (``"fifo"`` is
-          refused: it deletes keyed state). Level compaction keeps about one version of a
-          key on disk, but merging level-0 files into the level below rewrites all of it
-          when the changed keys are spread over every key range (as keyed state's are), and
-          an incremental checkpoint uploads it again. Universal compaction merges sorted
-          runs of similar size: it rewrites less, but the database holds more old versions.
-        - ``level0_compaction_trigger``: how many level-0 files (universal: sorted runs)
-          start a compaction (default 4). An incremental checkpoint flushes one, so a higher
-          trigger spaces out the compactions that re-upload the state, and reads may look
-          at that many files more.
-
-        ``bench/incremental.py`` measures what each choice writes (the benchmarks page of
-        the docs quotes it).
+        RocksDB's options (``None`` keeps the default), as ``RocksDBOptions`` describes them:
+        ``compaction_style`` (``"level"``, the default, or ``"universal"``, as Flink's
+        ``state.backend.rocksdb.compaction.style``; ``"fifo"`` is refused: it deletes keyed
+        state), ``level0_compaction_trigger`` (level-0 files that start a compaction,
+        default 4; an incremental checkpoint flushes one) and ``cache_entries`` (the bound of
+        each keyed operator subtask's write-back cache of hot keys, default
+        ``CACHE_ENTRIES``: their values stay Python objects, written to RocksDB in batches
+        on eviction and before every snapshot). ``bench/incremental.py`` and
+        ``bench/state_backends.py`` measure them (the benchmarks page of the docs).
 
         Raises:
             ValueError: an unknown backend, an invalid or ``"fifo"`` compaction style, a
-                trigger below 1, or a ``path`` or a compaction option for ``"memory"``.
+                trigger or a cache below 1, or a ``path`` or RocksDB option for ``"memory"``.
             ImportError: ``"rocksdb"`` without its extra (``pip install 'lockgate[rocksdb]'``).
         """
         self.state_backend = state_backend_for(
@@ -209,6 +204,7 @@ class StreamEnvironment:
             path=path,
             compaction_style=compaction_style,
             level0_compaction_trigger=level0_compaction_trigger,
+            cache_entries=cache_entries,
         )
         self.incremental_checkpoints = incremental
 
@@ -264,12 +260,19 @@ class StreamEnvironment:
             parallelism=node.parallelism,
         )
 
-    def plan(self) -> ExecutionPlan:
-        """Validate the graph and return its plan: chains, edges and channels."""
+    def plan(self, *, executor: Executor | None = None) -> ExecutionPlan:
+        """Validate the graph and return its plan: chains, edges and channels.
+
+        With an ``executor``, the plan is checked and placed as it would run there: a
+        ``ProcessExecutor``'s plan says which worker hosts which subtasks (``placement``).
+        """
         graph = self._builder.graph
         graph.max_parallelism = self.max_parallelism
         graph.requires_uids = self.checkpointing_enabled
-        return plan_job(graph)
+        plan = plan_job(graph)
+        if executor is None:
+            return plan
+        return executor.prepare(plan, self.checkpoint_storage, self._runtime_options())
 
     async def execute(
         self,
@@ -279,6 +282,7 @@ class StreamEnvironment:
         allow_non_restored_state: bool = False,
         claim_mode: ClaimMode = "no_claim",
         if_missing: IfMissing = "fail",
+        executor: Executor | None = None,
     ) -> JobResult:
         """Run the job to its end and return its result; raise its error if it fails.
 
@@ -293,6 +297,8 @@ class StreamEnvironment:
         (``"latest"``, the job's own checkpoints, is always claimed). If there is nothing to
         restore (no checkpoint for ``"latest"``, nothing at the location),
         ``if_missing="fail"`` (the default) raises, ``"start"`` starts without state.
+        ``executor`` runs the subtasks: on this event loop (``LocalExecutor``, the default)
+        or in worker processes (``ProcessExecutor``).
         """
         async with self.start(
             name,
@@ -300,6 +306,7 @@ class StreamEnvironment:
             allow_non_restored_state=allow_non_restored_state,
             claim_mode=claim_mode,
             if_missing=if_missing,
+            executor=executor,
         ) as job:
             return await job.wait()
 
@@ -312,16 +319,21 @@ class StreamEnvironment:
         allow_non_restored_state: bool = False,
         claim_mode: ClaimMode = "no_claim",
         if_missing: IfMissing = "fail",
+        executor: Executor | None = None,
     ) -> AsyncIterator[JobClient]:
         """Start the job and yield its ``JobClient`` at once.
 
         Leaving the block cancels the job if it is still running, and raises the job's
-        error if it failed and ``wait`` did not already raise it.
+        error if it failed and ``wait`` did not already raise it. The ``executor`` checks
+        the job before it starts (``ProcessExecutor``: every function picklable, checkpoint
+        storage every worker reaches).
         """
+        executor = executor or LocalExecutor()
+        plan = self.plan(executor=executor)
         keep = allow_non_restored_state
         options = restore_options(claim_mode, if_missing, allow_non_restored_state=keep)
         settings = await self._settings(name, restore_from, options)
-        master = JobMaster(name, self.plan(), self._runtime_options(), settings)
+        master = JobMaster(name, plan, self._runtime_options(), settings, executor)
         client = JobClient(master, self.clock)
         body_error: Exception | None = None
         async with anyio.create_task_group() as group:
@@ -381,19 +393,4 @@ class StreamEnvironment:
         return (
             f"<StreamEnvironment parallelism={self.parallelism} "
             f"operators={len(self._builder.graph.nodes)}>"
-        )
-
-
-def _check_options(
-    parallelism: int, max_parallelism: int, batch_size: int, channel_capacity: int
-) -> None:
-    if not 1 <= parallelism <= max_parallelism:
-        raise ValueError(
-            f"parallelism must be between 1 and max_parallelism ({max_parallelism}); "
-            f"got {parallelism}"
-        )
-    if not 1 <= batch_size <= channel_capacity:
-        raise ValueError(
-            f"batch_size ({batch_size}) must be at least 1 and at most channel_capacity "
-            f"({channel_capacity}), so that a full batch always fits in a channel"
         )

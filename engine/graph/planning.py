@@ -13,7 +13,7 @@ operator's ``ChainingStrategy`` must be ``ALWAYS`` (not ``start_new_chain()`` or
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from lockgate.engine.functions.side_outputs import OutputTag
@@ -25,6 +25,7 @@ from lockgate.engine.graph.job_graph import (
     OperatorNode,
     Partitioning,
 )
+from lockgate.engine.graph.placement import Placement, place_subtasks
 from lockgate.engine.graph.record_timestamps import settle_timestamps
 
 __all__ = ["ChainEdge", "ChannelSpec", "ExecutionPlan", "OperatorChain", "plan_job"]
@@ -102,12 +103,21 @@ class ChannelSpec:
 class ExecutionPlan:
     """Chains, the edges between them, and every channel between their subtasks.
 
-    ``str(plan)`` shows the chaining: one line per chain, one per edge between chains.
+    ``str(plan)`` shows the chaining: one line per chain, one per edge between chains, then,
+    when the plan is ``placed`` on worker processes, one per worker with the subtasks it hosts.
     """
 
     graph: JobGraph
     chains: tuple[OperatorChain, ...]
     edges: tuple[ChainEdge, ...]
+    placement: Placement | None = None
+
+    def placed(self, workers: int) -> ExecutionPlan:
+        """This plan with its subtasks placed on ``workers`` processes (``Placement``)."""
+        chains = ((chain.chain_id, chain.parallelism) for chain in self.chains)
+        max_parallelism = self.graph.max_parallelism
+        placement = place_subtasks(chains, workers=workers, max_parallelism=max_parallelism)
+        return replace(self, placement=placement)
 
     def chain_of(self, uid: str) -> OperatorChain:
         """Return the chain that runs operator ``uid``."""
@@ -146,6 +156,8 @@ class ExecutionPlan:
             f"chain {e.downstream.chain_id}"
             for e in self.edges
         ]
+        if self.placement is not None:
+            lines.append(self.placement.describe())
         return "\n".join(lines)
 
     def __str__(self) -> str:

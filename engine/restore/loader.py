@@ -26,6 +26,7 @@ from lockgate.engine.restore.native import (
     with_plain_keyed_state,
 )
 from lockgate.engine.restore.redistribute import redistribute
+from lockgate.engine.restore.rescaled import redistribute_native
 from lockgate.engine.restore.resolve import RestoreSettings
 from lockgate.engine.savepoints.values import ValueCodec
 from lockgate.engine.state.native_snapshot import NativeRestoreTarget
@@ -57,12 +58,14 @@ async def load_restored_state(
     never for a savepoint; otherwise the restore fails before anything is unpickled.
 
     Native keyed state (an incremental RocksDB checkpoint's files) is read into plain key
-    groups, unless ``native_target`` (the job's state backend) opens such files as they are
-    and the operator keeps its parallelism, so that each subtask keeps its key-group range:
-    then its files are downloaded into a folder ``native_target`` gives (``native.folder``
-    of the subtask's snapshot), which the subtask's keyed state backend takes as its state.
-    The caller deletes the folders no backend took (``discard_downloads``); if loading
-    fails, this function deletes them.
+    groups, unless ``native_target`` (the job's state backend) opens such files as they are:
+    then each subtask's files are downloaded into a folder ``native_target`` gives
+    (``native.folder`` of the subtask's snapshot), which the subtask's keyed state backend
+    takes as its state. At an unchanged parallelism each subtask's files are its own old
+    ones; at another, the old files that hold the most of its key groups, less the others,
+    with the rest of them inserted from the other old files (``rescaled.py``). The caller
+    deletes the folders no backend took (``discard_downloads``); if loading fails, this
+    function deletes them.
     """
     metadata = restore.metadata
     report = check_restore(
@@ -78,20 +81,12 @@ async def load_restored_state(
         may_unpickle=restore.own_checkpoint or codec.allow_pickle,
     )
     restored: dict[str, list[OperatorSnapshot]] = {}
+    reader = _Reader(restore.storage, decode, metadata, plan, native_target)
     try:
         for uid, handles in metadata.operators.items():
             if uid in parallelism:
-                snapshots: list[OperatorSnapshot] = []
-                restored[uid] = snapshots
-                target = native_target if len(handles.handles) == parallelism[uid] else None
-                reader = _Reader(restore.storage, decode, metadata, target)
-                await reader.read_all(uid, handles, snapshots)
-                problems = channel_state_problems(uid, snapshots, metadata, plan)
-                if problems:
-                    raise RestoreError(" ".join(problems))
-                restored[uid] = await anyio.to_thread.run_sync(  # a million keys: off the loop
-                    redistribute, snapshots, parallelism[uid], max_parallelism
-                )
+                restored[uid] = []
+                await reader.load(uid, handles, parallelism[uid], restored[uid])
     except BaseException:
         discard_downloads(restored)
         raise
@@ -103,10 +98,49 @@ class _Reader:
     storage: CheckpointStorage
     decoder: Decoder
     metadata: CheckpointMetadata
+    plan: ExecutionPlan
     native_target: NativeRestoreTarget | None
 
+    async def load(
+        self,
+        uid: str,
+        handles: OperatorStateHandles,
+        parallelism: int,
+        into: list[OperatorSnapshot],
+    ) -> None:
+        """Put ``uid``'s state for each of its ``parallelism`` new subtasks into ``into``."""
+        # ``into`` holds what was downloaded at every step, so that a failure can delete it.
+        rescaling = self.native_target is not None and len(handles.handles) != parallelism
+        old = [] if rescaling else into
+        await self.read_all(uid, handles, old, keep_native=rescaling)
+        problems = channel_state_problems(uid, old, self.metadata, self.plan)
+        if problems:
+            raise RestoreError(" ".join(problems))
+        max_parallelism = self.metadata.max_parallelism
+        if not rescaling:
+            into[:] = await anyio.to_thread.run_sync(  # a million keys: off the loop
+                redistribute, old, parallelism, max_parallelism
+            )
+            return
+        assert self.native_target is not None
+        locations = [handle.location if handle else "" for handle in handles.handles]
+        await redistribute_native(
+            old,
+            locations,
+            parallelism,
+            max_parallelism,
+            storage=self.storage,
+            target=self.native_target,
+            into=into,
+        )
+
     async def read_all(
-        self, uid: str, handles: OperatorStateHandles, snapshots: list[OperatorSnapshot]
+        self,
+        uid: str,
+        handles: OperatorStateHandles,
+        snapshots: list[OperatorSnapshot],
+        *,
+        keep_native: bool = False,
     ) -> None:
         # Appends as it reads, so that a failure leaves what was downloaded to delete.
         for index, handle in enumerate(handles.handles):
@@ -114,7 +148,7 @@ class _Reader:
                 snapshots.append(OperatorSnapshot(uid))
                 continue
             subtask = f"'{uid}' {index + 1}/{handles.parallelism}"
-            snapshots.append(await self._read(handle, subtask))
+            snapshots.append(await self._read(handle, subtask, keep_native=keep_native))
             check_state_file(
                 snapshots[-1],
                 uid=uid,
@@ -122,7 +156,9 @@ class _Reader:
                 max_parallelism=self.metadata.max_parallelism,
             )
 
-    async def _read(self, handle: StateHandle, subtask: str) -> OperatorSnapshot:
+    async def _read(
+        self, handle: StateHandle, subtask: str, *, keep_native: bool
+    ) -> OperatorSnapshot:
         try:
             return await read_whole(
                 handle,
@@ -130,6 +166,7 @@ class _Reader:
                 self.decoder,
                 self.metadata.max_parallelism,
                 native_target=self.native_target,
+                keep_native=keep_native,
             )
         except CheckpointNotFound as error:
             raise CheckpointNotFound(_incomplete(self.metadata, subtask, error)) from error
@@ -150,19 +187,23 @@ async def read_whole(
     max_parallelism: int,
     *,
     native_target: NativeRestoreTarget | None = None,
+    keep_native: bool = False,
 ) -> OperatorSnapshot:
     """The whole state one subtask's handle stands for, as plain data or files to open.
 
     Its file holds either everything, or a memory delta on the files in ``handle.shared``
     (then the chain is applied), or RocksDB's files (``native``; ``handle.shared`` are its
     SST files). Those are read back into plain key groups, or, if ``native_target`` opens
-    them as they are, downloaded into a folder it gives (see ``load_restored_state``).
+    them as they are, downloaded into a folder it gives (see ``load_restored_state``), or
+    with ``keep_native`` left where they are (for ``rescaled.py`` to download).
 
     Raises:
         RestoreError: naming ``handle.location``, when it is a delta without a full
             snapshot to build on.
     """
     last = await _read(handle, storage, decoder)
+    if last.native is not None and keep_native:
+        return last
     if last.native is not None:
         folder = _download_folder(last.native, native_target)
         if folder is not None:

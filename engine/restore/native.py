@@ -2,7 +2,8 @@
 
 A restore at an unchanged key-group range into a backend that opens such files as they are
 (``NativeRestoreTarget``) downloads them (``with_downloaded_keyed_state``) for the subtask's
-keyed state backend to open; any other restore reads them into plain key groups
+keyed state backend to open; at another parallelism ``rescaled.py`` downloads and merges
+them per new subtask; any other restore reads them into plain key groups
 (``with_plain_keyed_state``), which every backend loads at any parallelism.
 """
 
@@ -27,6 +28,7 @@ from lockgate.engine.state.native_snapshot import NativeSnapshots
 
 __all__ = [
     "discard_downloads",
+    "download",
     "restore_keyed_state",
     "with_downloaded_keyed_state",
     "with_plain_keyed_state",
@@ -51,7 +53,7 @@ async def with_plain_keyed_state(
     if native is None:
         return snapshot
     with tempfile.TemporaryDirectory(prefix="lockgate-restore-") as folder:
-        await _download(native, storage, Path(folder))
+        await download(native, storage, Path(folder))
         keyed = await _read_key_groups(native, Path(folder), max_parallelism, location)
     return replace(snapshot, keyed=keyed, native=None)
 
@@ -72,7 +74,7 @@ async def with_downloaded_keyed_state(
     native = snapshot.native
     assert native is not None, "only native keyed state has files to download"
     try:
-        await _download(native, storage, folder)
+        await download(native, storage, folder)
     except BaseException:
         with anyio.CancelScope(shield=True):
             await anyio.to_thread.run_sync(partial(shutil.rmtree, folder, ignore_errors=True))
@@ -115,7 +117,12 @@ def restore_keyed_state(store: KeyedStateBackend, restored: OperatorSnapshot) ->
         )
 
 
-async def _download(native: NativeKeyedState, storage: CheckpointStorage, folder: Path) -> None:
+async def download(native: NativeKeyedState, storage: CheckpointStorage, folder: Path) -> None:
+    """Write every file of ``native`` into ``folder``, each verified as it is read.
+
+    Raises:
+        CorruptCheckpoint: naming the location of a file that differs from what was written.
+    """
     for name, handle in native.files.items():
         data = await storage.read_state(handle)
         await anyio.to_thread.run_sync((folder / name).write_bytes, data)

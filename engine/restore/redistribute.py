@@ -6,14 +6,17 @@ and cut into contiguous chunks whose sizes differ by at most one; union list sta
 every new subtask in full; broadcast state is the same everywhere, so the first old
 subtask's copy is given to all. Channel state (in-flight records of an unaligned
 checkpoint) belongs to one channel between two subtasks: it stays with its subtask, and
-cannot be redistributed; nor can native keyed state (a backend's own files, for a backend
-that opens them as they are), which a subtask keeps only at an unchanged parallelism.
+cannot be redistributed. Native keyed state (a backend's own files, for a backend that opens
+them as they are) is not redistributed here: at an unchanged parallelism each subtask keeps
+its own, at another one ``native_sources`` says which old subtasks' files each new subtask
+is made of (``rescaled.py`` makes them), as Flink's RocksDB backend does.
 ``redistribute`` copies every key, so the restore runs it in a worker thread.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from lockgate.engine.checkpointing.native_state import NativeKeyedState
@@ -21,7 +24,7 @@ from lockgate.engine.checkpointing.snapshots import OperatorSnapshot
 from lockgate.engine.state.gil_share import sharing_the_gil
 from lockgate.engine.state.key_groups import key_group_range
 
-__all__ = ["even_split", "redistribute"]
+__all__ = ["NativeSources", "even_split", "native_sources", "redistribute"]
 
 KeyGroups = dict[int, dict[str, dict[Any, Any]]]
 
@@ -65,6 +68,52 @@ def redistribute(
         )
         for index in range(new_parallelism)
     ]
+
+
+@dataclass(frozen=True, slots=True)
+class NativeSources:
+    """The old subtasks whose native files make one new subtask's keyed state.
+
+    ``key_groups`` are the new subtask's; ``base`` is the old subtask whose files become
+    its database, with the key groups outside ``key_groups`` deleted (``None``: no old
+    subtask held any of them); ``others`` are the old subtasks whose files also hold some
+    of ``key_groups``, inserted into the base's.
+    """
+
+    key_groups: range
+    base: int | None
+    others: tuple[int, ...] = ()
+
+
+def native_sources(
+    holding: Sequence[bool], new_parallelism: int, max_parallelism: int
+) -> list[NativeSources]:
+    """Return, for each new subtask, which old subtasks' files its keyed state is made of.
+
+    ``holding`` has one flag per old subtask, in order: whether it left files. Of those whose
+    key groups overlap a new subtask's, the base is the one with the largest overlap (the
+    first of equals), so that the fewest entries are copied (Flink's choice); the others
+    follow in old-subtask order.
+    """
+    old_ranges = [
+        key_group_range(index, max_parallelism, len(holding)) for index in range(len(holding))
+    ]
+    sources = []
+    for index in range(new_parallelism):
+        owned = key_group_range(index, max_parallelism, new_parallelism)
+        overlaps = {
+            old: _overlap(old_range, owned)
+            for old, old_range in enumerate(old_ranges)
+            if holding[old] and _overlap(old_range, owned)
+        }
+        base = max(overlaps, key=overlaps.__getitem__) if overlaps else None
+        others = tuple(old for old in overlaps if old != base)
+        sources.append(NativeSources(owned, base, others))
+    return sources
+
+
+def _overlap(first: range, second: range) -> int:
+    return max(0, min(first.stop, second.stop) - max(first.start, second.start))
 
 
 def even_split(items: Sequence[Any], parts: int) -> list[list[Any]]:

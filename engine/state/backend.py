@@ -68,6 +68,10 @@ class KeyedStateStatistics:
         snapshots: snapshots taken; also the store's current epoch.
         copies_on_write: containers copied because a snapshot could still see them.
         restore: how the state was restored (see ``KeyedStateRestore``).
+        versions_held: snapshots not released yet, whose asynchronous part may still read
+            the state as it was (memory backend; 0 for RocksDB).
+        frozen_layers: layers of earlier versions under the live writes, over all states;
+            0 once every snapshot was released and the layers were folded (memory backend).
     """
 
     states: int
@@ -75,6 +79,8 @@ class KeyedStateStatistics:
     snapshots: int
     copies_on_write: int
     restore: KeyedStateRestore = "none"
+    versions_held: int = 0
+    frozen_layers: int = 0
 
 
 class KeyedSnapshot(Protocol):

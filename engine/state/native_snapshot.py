@@ -6,8 +6,10 @@ the files no completed checkpoint uploaded yet go to storage. This module holds 
 runtime needs of such a snapshot, whatever the backend, and the two ways back: plain key
 groups (``native_key_groups``), so that state stored natively restores into any backend at any
 parallelism, and the files themselves, which a backend of the same kind opens as they are
-when the key-group range is unchanged (``NativeSnapshots.restore_native``, into a folder a
-``NativeRestoreTarget`` gives).
+(``NativeSnapshots.restore_native``, into a folder a ``NativeRestoreTarget`` gives): those of
+one subtask when the key-group range is unchanged, or at another parallelism the files of
+the old subtask that held most of the new one's key groups, made to hold exactly them
+(``native_rescale``).
 """
 
 from __future__ import annotations
@@ -110,9 +112,10 @@ class NativeSnapshots(Protocol):
 class NativeRestoreTarget(Protocol):
     """A state backend whose keyed state backends open native snapshots' files as they are.
 
-    A restore that keeps a subtask's key-group range downloads such files into a folder
-    ``native_restore_folder`` gives, and the subtask's keyed state backend opens them there
-    (``NativeSnapshots.restore_native``). Other restores read them as plain key groups.
+    A restore downloads such files into a folder ``native_restore_folder`` gives (at another
+    parallelism, cut to the subtask's key groups there), and the subtask's keyed state
+    backend opens them (``NativeSnapshots.restore_native``). Restores into other backends
+    read them as plain key groups.
     """
 
     def native_restore_folder(self, backend: str) -> Path | None:

@@ -17,6 +17,7 @@ from lockgate.engine.state.handles import ListState, MapState
 from lockgate.engine.state.memory.entry import StateEntry
 from lockgate.engine.state.memory.list_state import HeapListState
 from lockgate.engine.state.memory.map_state import HeapMapState
+from lockgate.engine.state.memory.versioned_table import VersionedTable
 
 __all__ = ["OperatorStateSnapshot", "OperatorStateStore"]
 
@@ -61,7 +62,7 @@ class OperatorStateStore:
     __slots__ = ("_declared", "_modes", "_tables")
 
     def __init__(self) -> None:
-        self._tables: dict[str, dict[Any, StateEntry[Any]]] = {}
+        self._tables: dict[str, VersionedTable] = {}  # never frozen: snapshots copy
         self._modes: dict[str, _Mode] = {}
         self._declared: dict[str, StateDescriptor] = {}
 
@@ -114,7 +115,7 @@ class OperatorStateStore:
     def note_copy(self) -> None:
         """Never called: no container of operator state is shared with a snapshot."""
 
-    def _table(self, descriptor: StateDescriptor, mode: _Mode) -> dict[Any, StateEntry[Any]]:
+    def _table(self, descriptor: StateDescriptor, mode: _Mode) -> VersionedTable:
         if descriptor.ttl is not None:
             raise ValueError(
                 f"operator state '{descriptor.name}' has a TTL, but only keyed state can "
@@ -128,7 +129,7 @@ class OperatorStateStore:
                 f"and {descriptor}; give each state its own name"
             )
         self._modes[descriptor.name] = mode
-        return self._tables.setdefault(descriptor.name, {})
+        return self._table_named(descriptor.name)
 
     def _check_mode(self, name: str, mode: _Mode) -> None:
         known = self._modes.get(name)
@@ -141,11 +142,17 @@ class OperatorStateStore:
     def _load(self, name: str, mode: _Mode, value: Any) -> None:
         self._check_mode(name, mode)
         self._modes[name] = mode
-        table = self._tables.setdefault(name, {})
+        table = self._table_named(name)
         if value:
             table[None] = StateEntry(self.epoch, value)
         else:
-            table.pop(None, None)
+            table.discard(None)
+
+    def _table_named(self, name: str) -> VersionedTable:
+        table = self._tables.get(name)
+        if table is None:
+            table = self._tables[name] = VersionedTable()
+        return table
 
     def _names(self, mode: _Mode) -> list[str]:
         return [name for name, known in self._modes.items() if known is mode]

@@ -6,6 +6,7 @@ a TTL stores a value with its deadline; ``TtlPolicy`` applies a config with the 
 
 from __future__ import annotations
 
+from collections.abc import MutableMapping
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar, final
 
@@ -93,7 +94,7 @@ class TtlPolicy:
         """Return ``value`` stamped with a fresh deadline."""
         return TtlValue(value, self._clock.now() + self._ttl)
 
-    def live(self, table: dict[Any, TtlValue[T]], key: Any) -> TtlValue[T] | None:
+    def live(self, table: MutableMapping[Any, TtlValue[T]], key: Any) -> TtlValue[T] | None:
         """Return the entry under ``key`` unless absent or expired; an expired one is removed."""
         stored = table.get(key)
         if stored is not None and stored.expires_at <= self._clock.now():
@@ -101,7 +102,7 @@ class TtlPolicy:
             return None
         return stored
 
-    def read(self, table: dict[Any, TtlValue[T]], key: Any) -> TtlValue[T] | None:
+    def read(self, table: MutableMapping[Any, TtlValue[T]], key: Any) -> TtlValue[T] | None:
         """Return the live entry under ``key``, refreshed if reads refresh."""
         stored = self.live(table, key)
         if stored is not None and self.refreshes_on_read:

@@ -1,8 +1,9 @@
-"""Operations over HTTP: the REST API of running jobs and the Prometheus export.
+"""Operations over HTTP: the REST API of running jobs, its dashboard, the Prometheus export.
 
-The REST API is a registry of jobs, an ASGI app to mount and ``serve``; the Prometheus
-export is ``lockgate.engine.web.prometheus`` (extra ``prometheus``), which ``GET /metrics``
-answers with.
+The REST API is a registry of jobs, an ASGI app to mount and ``serve``; the same app serves
+the web dashboard (``GET /`` redirects to ``dashboard/``: static files in the package); the
+Prometheus export is ``lockgate.engine.web.prometheus`` (extra ``prometheus``), which
+``GET /metrics`` answers with.
 
 ``JobRegistry`` needs nothing beyond lockgate; ``rest_app``, ``serve`` and ``RestServer``
 need the extra ``web`` (``pip install 'lockgate[web]'``: Starlette and uvicorn) and are

@@ -18,7 +18,12 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from lockgate.engine.api.client import JobClient
-from lockgate.engine.runtime.metrics.model import AsyncIoMetrics, JobMetrics, SubtaskMetrics
+from lockgate.engine.runtime.metrics.model import (
+    AsyncIoMetrics,
+    JobMetrics,
+    OperatorMetrics,
+    SubtaskMetrics,
+)
 from lockgate.engine.runtime.metrics.names import (
     METRICS,
     MetricKind,
@@ -57,6 +62,12 @@ _ASYNC_FIELDS = (
     "retries",
     "timeouts",
     "failures",
+)
+_RECORD_FIELDS = (
+    "records_in",
+    "records_out",
+    "records_in_per_second",
+    "records_out_per_second",
 )
 _LATEST_FIELDS = (
     "duration",
@@ -120,6 +131,8 @@ class _Families:
 
     def _add_operators(self, job: str, subtask: SubtaskMetrics) -> None:
         index = str(subtask.subtask_index)
+        for counted in subtask.operators:
+            self._add_records(job, counted)
         dropped = metric(MetricScope.OPERATOR, "late_records_dropped")
         for uid, count in subtask.late_records_dropped.items():
             self._sample(dropped, _OPERATOR_LABELS, [job, uid, index], count)
@@ -135,6 +148,12 @@ class _Families:
             )
         for calls in subtask.async_io:
             self._add_async(job, calls)
+
+    def _add_records(self, job: str, counted: OperatorMetrics) -> None:
+        labels = [job, counted.uid, str(counted.subtask_index)]
+        for field in _RECORD_FIELDS:
+            name = metric(MetricScope.OPERATOR, field)
+            self._sample(name, _OPERATOR_LABELS, labels, getattr(counted, field))
 
     def _add_async(self, job: str, calls: AsyncIoMetrics) -> None:
         labels = [job, calls.uid, str(calls.subtask_index)]

@@ -12,14 +12,16 @@
     POST /jobs/{name}/stop              {"savepoint": P, "drain": false}: stop with a savepoint
     POST /jobs/{name}/cancel            cancel the job
     GET  /metrics                       the Prometheus text format (lockgate.engine.web.prometheus)
+    GET  /                              redirects to the dashboard, dashboard/
+    GET  /dashboard/...                 the web dashboard (its files: dashboard_routes)
 
-Every answer is JSON except ``/metrics``; an error is ``{"error": message, "type": name}``
-with the message of the Python error (``UnknownJob``: 404; a bad body or target:
-400; a job that ended or a savepoint that failed: 409; 500 otherwise). With a ``token``,
-the POST endpoints want ``Authorization: Bearer <token>``: without it they answer 401, with
-another token 403; reading needs no token. The app calls the jobs' ``JobClient`` methods,
-so it must run on the event loop the jobs run on (mounted in the service that started
-them, or with ``serve``).
+Every answer is JSON except ``/metrics`` and the dashboard's files; an error is
+``{"error": message, "type": name}`` with the message of the Python error (``UnknownJob``:
+404; a bad body or target: 400; a job that ended or a savepoint that failed: 409; 500
+otherwise). With a ``token``, the POST endpoints want ``Authorization: Bearer <token>``:
+without it they answer 401, with another token 403; reading needs no token. The app calls
+the jobs' ``JobClient`` methods, so it must run on the event loop the jobs run on (mounted
+in the service that started them, or with ``serve``).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from starlette.routing import Route
 from lockgate.engine.api.client import JobClient
 from lockgate.engine.errors import CheckpointError, JobError, UnknownJob
 from lockgate.engine.web import views
+from lockgate.engine.web.dashboard_routes import dashboard_routes
 from lockgate.engine.web.registry import JobRegistry
 
 __all__ = [
@@ -111,7 +114,9 @@ def rest_app(registry: JobRegistry, *, token: str | None = None) -> Starlette:
     ]
     routes = [Route(path, _answering_errors(endpoint)) for path, endpoint in reads]
     routes += [Route(p, _answering_errors(e), methods=["POST"]) for p, e in writes]
-    return Starlette(routes=routes, exception_handlers={HTTPException: _http_error})
+    return Starlette(
+        routes=[*routes, *dashboard_routes()], exception_handlers={HTTPException: _http_error}
+    )
 
 
 def error_response(error: BaseException) -> JSONResponse:

@@ -9,6 +9,8 @@ A subtask's busy, idle and backpressured shares are its ``*_time_ms_per_second``
 metrics' rolling window (Flink's ``busyTimeMsPerSecond`` and friends), and its backpressure
 level is ``OK`` up to 10% of that time backpressured, ``LOW`` up to 50%, ``HIGH`` above, as
 Flink's web UI labels it. Watermarks are the subtasks' current input and output watermarks.
+A chain's records and bytes are its subtasks' sums, and its ``operators`` each operator's
+records over its subtasks (bytes are ``null`` where a subtask's records cannot be pickled).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from lockgate.engine.api.client import JobClient
 from lockgate.engine.errors import OperatorError
 from lockgate.engine.graph.planning import OperatorChain
 from lockgate.engine.runtime.job.lifecycle import JobFailure
-from lockgate.engine.runtime.metrics import SubtaskMetrics
+from lockgate.engine.runtime.metrics import OperatorMetrics, SubtaskMetrics
 from lockgate.engine.runtime.metrics.checkpoints import CheckpointRecordMetrics
 from lockgate.engine.time.clock import wall_time_of
 from lockgate.engine.web.plan import plan_document
@@ -145,9 +147,28 @@ def _vertex(chain: OperatorChain, subtasks: list[SubtaskMetrics]) -> dict[str, A
         "parallelism": chain.parallelism,
         "records_in": sum(s.records_in for s in subtasks),
         "records_out": sum(s.records_out for s in subtasks),
+        "bytes_in": _sum_or_none(s.bytes_in for s in subtasks),
+        "bytes_out": _sum_or_none(s.bytes_out for s in subtasks),
         "backpressure_level": None if worst is None else backpressure_level(worst),
+        "operators": _chain_operators(chain, subtasks),
         "subtasks": documents,
     }
+
+
+def _chain_operators(chain: OperatorChain, subtasks: list[SubtaskMetrics]) -> list[dict[str, Any]]:
+    """Each operator of the chain with its records summed over the subtasks."""
+    counted = [operator for s in subtasks for operator in s.operators]
+    return [_operator_sum(uid, [o for o in counted if o.uid == uid]) for uid in chain.uids]
+
+
+def _operator_sum(uid: str, subtasks: list[OperatorMetrics]) -> dict[str, Any]:
+    fields = ("records_in", "records_out", "records_in_per_second", "records_out_per_second")
+    return {"uid": uid, **{f: sum(getattr(o, f) for o in subtasks) for f in fields}}
+
+
+def _sum_or_none(values: Iterable[int | None]) -> int | None:
+    counted = list(values)
+    return None if None in counted else sum(v for v in counted if v is not None)
 
 
 def _subtask(metrics: SubtaskMetrics) -> dict[str, Any]:
@@ -159,6 +180,10 @@ def _subtask(metrics: SubtaskMetrics) -> dict[str, Any]:
         "records_out": metrics.records_out,
         "records_in_per_second": metrics.records_in_per_second,
         "records_out_per_second": metrics.records_out_per_second,
+        "bytes_in": metrics.bytes_in,
+        "bytes_out": metrics.bytes_out,
+        "bytes_in_per_second": metrics.bytes_in_per_second,
+        "bytes_out_per_second": metrics.bytes_out_per_second,
         "input_buffered": metrics.input_buffered,
         "input_capacity": metrics.input_capacity,
         "input_fill": metrics.mailbox_fill,
@@ -176,7 +201,18 @@ def _subtask(metrics: SubtaskMetrics) -> dict[str, Any]:
         "backpressure_level": backpressure_level(ratio),
         "late_records_dropped": metrics.late_records_dropped,
         "side_output_records": metrics.side_output_records,
+        "operators": [_operator(operator) for operator in metrics.operators],
         "async_io": [asdict(operator) for operator in metrics.async_io],
+    }
+
+
+def _operator(operator: OperatorMetrics) -> dict[str, Any]:
+    return {
+        "uid": operator.uid,
+        "records_in": operator.records_in,
+        "records_out": operator.records_out,
+        "records_in_per_second": operator.records_in_per_second,
+        "records_out_per_second": operator.records_out_per_second,
     }
 
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import astuple, dataclass, field
 from functools import partial
 from typing import Any
 
@@ -25,6 +25,7 @@ from lockgate.engine.io.sources import (
     assign_splits,
     reads_by_split,
 )
+from lockgate.engine.runtime.job.remote_ends import OvertakenRouter, RemoteEnds
 from lockgate.engine.runtime.network.barrier_aligner import AlignmentMode, BarrierAligner
 from lockgate.engine.runtime.network.input_channel_state import InputChannelState
 from lockgate.engine.runtime.network.input_gate import InputGate
@@ -119,20 +120,35 @@ class Deployment:
     channels: dict[ChannelKey, Channel[ChannelItem]]
 
 
-def deploy(plan: ExecutionPlan, options: RuntimeOptions, attempt: Attempt) -> Deployment:
-    """Create every channel and subtask actor of ``plan`` (nothing runs yet)."""
+def deploy(
+    plan: ExecutionPlan,
+    options: RuntimeOptions,
+    attempt: Attempt,
+    *,
+    hosts: Callable[[int, int], bool] | None = None,
+    remote: RemoteEnds | None = None,
+) -> Deployment:
+    """Create the channels and subtask actors of ``plan`` (nothing runs yet).
+
+    ``hosts(chain_id, subtask_index)`` says which subtasks this process builds (all, by
+    default); a channel between one of them and a subtask elsewhere gets its end here from
+    ``remote``, the data plane.
+    """
     doorbells = {
         (chain.chain_id, index): Doorbell()
         for chain in plan.chains
         for index in range(chain.parallelism)
+        if hosts is None or hosts(chain.chain_id, index)
     }
-    channels = _channels(plan, options, doorbells)
-    builder = _SubtaskBuilder(plan, options, attempt, channels)
+    router = OvertakenRouter()
+    channels = _channels(plan, options, doorbells, remote, router)
+    builder = _SubtaskBuilder(plan, options, attempt, channels, router)
     try:
         subtasks = tuple(
             (builder.build(chain, index), doorbells[chain.chain_id, index])
             for chain in plan.chains
             for index in range(chain.parallelism)
+            if (chain.chain_id, index) in doorbells
         )
     except BaseException:
         builder.close_keyed_states()  # no subtask runs, so none will close them
@@ -144,17 +160,26 @@ def _channels(
     plan: ExecutionPlan,
     options: RuntimeOptions,
     doorbells: dict[tuple[int, int], Doorbell],
+    remote: RemoteEnds | None,
+    router: OvertakenRouter,
 ) -> dict[ChannelKey, Channel[ChannelItem]]:
+    # Every channel with an end here: local if both are, else the data plane's end.
     edges = {edge.edge_id: edge for edge in plan.edges}
-    return {
-        key: local_channel(
-            key,
-            options.channel_capacity,
-            doorbell=doorbells[edges[spec.edge_id].downstream.chain_id, spec.downstream_index],
-        )
-        for spec in plan.channels()
-        for key in [ChannelId(spec.edge_id, spec.upstream_index, spec.downstream_index)]
-    }
+    channels: dict[ChannelKey, Channel[ChannelItem]] = {}
+    capacity = options.channel_capacity
+    for spec in plan.channels():
+        edge, key = edges[spec.edge_id], ChannelId(*astuple(spec))
+        upstream = (edge.upstream.chain_id, spec.upstream_index)
+        downstream = doorbells.get((edge.downstream.chain_id, spec.downstream_index))
+        if downstream is not None:
+            channels[key] = local_channel(key, capacity, doorbell=downstream)
+            if upstream not in doorbells:
+                assert remote is not None, f"channel {key} has no end here"
+                remote.receiving(key, channels[key], router.for_channel(key))
+        elif upstream in doorbells:
+            assert remote is not None, f"channel {key} has no end here"
+            channels[key] = remote.sending(key, capacity=capacity)
+    return channels
 
 
 class _SubtaskBuilder:
@@ -164,11 +189,13 @@ class _SubtaskBuilder:
         options: RuntimeOptions,
         attempt: Attempt,
         channels: dict[ChannelKey, Channel[ChannelItem]],
+        router: OvertakenRouter,
     ) -> None:
         self.plan = plan
         self.options = options
         self.attempt = attempt
         self.channels = channels
+        self.router = router
         self.keyed_states: list[KeyedStateBackend] = []
         self.alignment_groups: dict[str, AlignmentGroup] = {}  # one attempt's, by name
 
@@ -268,6 +295,7 @@ class _SubtaskBuilder:
                 {} if restored is None else restored.input_channels,
                 batch_size=self.options.batch_size,
             )
+            self.router.register(in_flight, keys)
             inputs = [self.channels[key] for key in keys]
             return GateHead(InputGate(inputs, aligner, self.options.clock, in_flight))
         source: Source[Any] = head.function

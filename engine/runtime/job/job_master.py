@@ -30,14 +30,15 @@ from lockgate.engine.errors import (
     RestoreError,
     StateEncodingError,
 )
-from lockgate.engine.graph.job_graph import OperatorKind
 from lockgate.engine.graph.planning import ExecutionPlan
 from lockgate.engine.restore.fallback import load_newest_restorable
 from lockgate.engine.restore.loader import load_restored_state
 from lockgate.engine.restore.native import discard_downloads
 from lockgate.engine.restore.resolve import RestoreSettings
+from lockgate.engine.runtime.executors.executor import AttemptHost, Executor, HostedAttempt
+from lockgate.engine.runtime.executors.local import LocalExecutor
 from lockgate.engine.runtime.job.coordinator_slot import CoordinatorSlot
-from lockgate.engine.runtime.job.deployment import Attempt, Deployment, RuntimeOptions, deploy
+from lockgate.engine.runtime.job.deployment import Attempt, RuntimeOptions
 from lockgate.engine.runtime.job.job_events import JobEvents
 from lockgate.engine.runtime.job.lifecycle import JobFailure
 from lockgate.engine.runtime.job.restart import RestartStrategy
@@ -75,13 +76,20 @@ class JobMaster:
     ``False``, also when an attempt that would restart was failing meanwhile. Every failed
     attempt is in ``failures`` and each lifecycle step goes to ``events`` (a log record and
     a typed event) as it happens, before any restart delay; ``state_queries`` reads keyed
-    state from the attempt that runs.
+    state from the attempt that runs. ``executor`` hosts each attempt's subtasks
+    (``LocalExecutor``: on this loop).
     """
 
     def __init__(
-        self, name: str, plan: ExecutionPlan, options: RuntimeOptions, settings: JobSettings
+        self,
+        name: str,
+        plan: ExecutionPlan,
+        options: RuntimeOptions,
+        settings: JobSettings,
+        executor: Executor | None = None,
     ) -> None:
         self.name = name
+        self.executor = executor or LocalExecutor()
         self.plan = plan
         self.options = options
         self.settings = settings
@@ -103,7 +111,7 @@ class JobMaster:
             self.store.recover(claimed)
             for checkpoint in claimed:  # their shared files are the job's now
                 self.registry.register(checkpoint.metadata)
-        self._deployment: Deployment | None = None
+        self._hosted: HostedAttempt | None = None
         self._system: ActorSystem | None = None
         self._coordinator = CoordinatorSlot(name)
         self._coordinator_actor: CheckpointCoordinator | None = None
@@ -229,8 +237,7 @@ class JobMaster:
 
     def metrics(self) -> JobMetrics:
         """Return every subtask's metrics and the checkpoint statistics now."""
-        subtasks = () if self._deployment is None else self._deployment.subtasks
-        counters = [subtask.statistics() for subtask, _ in subtasks]
+        counters = () if self._hosted is None else self._hosted.statistics()
         snapshot = self.statistics.snapshot()
         return self.metrics_view.read(counters, snapshot, attempt=self.attempt_number)
 
@@ -243,10 +250,10 @@ class JobMaster:
         try:
             if not await self._discover_splits(restored):
                 return False
-            async with ActorSystem(self.name) as system:
+            async with self.executor.host(self.name) as host, ActorSystem(self.name) as system:
                 self._system = system
                 try:
-                    self._deploy(system, restored)
+                    await self._deploy(system, host, restored)
                 except Exception as error:  # a source or sink refused to start
                     failure = error
                     system.cancel()
@@ -313,7 +320,9 @@ class JobMaster:
                 is_savepoint=restore.metadata.is_savepoint,
             )
 
-    def _deploy(self, system: ActorSystem, restored: dict[str, Any]) -> None:
+    async def _deploy(
+        self, system: ActorSystem, host: AttemptHost, restored: dict[str, Any]
+    ) -> None:
         coordinator = self._coordinator_actor = CheckpointCoordinator(self._coordinator_setup())
         coordinator_ref = system.spawn(coordinator, name="coordinator")
         self._coordinator.fill(coordinator_ref)
@@ -326,20 +335,10 @@ class JobMaster:
             run_id=self.run_id,
             savepoint_codec=self.settings.savepoint_codec,
         )
-        self._deployment = deploy(self.plan, self.options, attempt)
-        subtasks = {
-            subtask.settings.subtask_id: system.spawn(
-                subtask, name=subtask.display_name, doorbell=doorbell
-            )
-            for subtask, doorbell in self._deployment.subtasks
-        }
-        sources = frozenset(
-            subtask.settings.subtask_id
-            for subtask, _ in self._deployment.subtasks
-            if subtask.settings.chain.head.kind is OperatorKind.SOURCE
-        )
-        coordinator_ref.tell_control(AttemptDeployed(subtasks, sources))
-        self.state_queries.deployed(subtasks)
+        self._hosted = hosted = await host.deploy(system, self.plan, self.options, attempt)
+        coordinator_ref.tell_control(AttemptDeployed(hosted.subtasks, hosted.sources))
+        hosted.start()
+        self.state_queries.deployed(hosted.subtasks)
 
     def _coordinator_setup(self) -> CoordinatorSetup:
         return CoordinatorSetup(

@@ -12,7 +12,21 @@ from dataclasses import dataclass
 from lockgate.engine.runtime.metrics.model import AsyncIoMetrics
 from lockgate.engine.state.backend import KeyedStateStatistics
 
-__all__ = ["SubtaskCounters", "subtask_key"]
+__all__ = ["OperatorCounters", "SubtaskCounters", "subtask_key"]
+
+
+@dataclass(frozen=True, slots=True)
+class OperatorCounters:
+    """One operator of a chain in one subtask: the records it took in and sent on.
+
+    Its main output only (side outputs are counted by tag). A source takes in the records
+    it reads and sends them on; a sink takes in the records it writes and counts them as
+    sent on too, as the subtask's ``records_out`` does.
+    """
+
+    uid: str
+    records_in: int
+    records_out: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,6 +37,9 @@ class SubtaskCounters:
     ``busy_time`` is the rest of the time since the start. Watermarks are ``-inf`` before
     the first and ``inf`` once the input ended; ``split_watermarks`` (``None`` while a split
     is idle) and ``alignment_drift`` only of source subtasks that make or align them.
+    ``bytes_in`` and ``bytes_out`` are the pickled size of the records ``records_in`` and
+    ``records_out`` count (``RecordBytes``), ``None`` when they cannot be pickled;
+    ``operators`` holds the chain's operators in order.
     """
 
     chain_id: int
@@ -35,6 +52,9 @@ class SubtaskCounters:
     finished: bool
     records_in: int
     records_out: int
+    bytes_in: int | None
+    bytes_out: int | None
+    operators: tuple[OperatorCounters, ...]
     idle_time: float
     backpressured_time: float
     input_buffered: int

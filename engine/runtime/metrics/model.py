@@ -17,7 +17,26 @@ from lockgate.engine.runtime.metrics.checkpoints import CheckpointMetrics
 from lockgate.engine.runtime.metrics.latency import LatencyMetrics
 from lockgate.engine.state.backend import KeyedStateStatistics
 
-__all__ = ["AsyncIoMetrics", "JobMetrics", "SubtaskMetrics"]
+__all__ = ["AsyncIoMetrics", "JobMetrics", "OperatorMetrics", "SubtaskMetrics"]
+
+
+@dataclass(frozen=True, slots=True)
+class OperatorMetrics:
+    """One operator of a chain in one subtask: the records it took in and sent on.
+
+    Counted on its main output (side outputs are the subtask's ``side_output_records``).
+    The chain's first operator takes in what the subtask takes in; a source takes in the
+    records it reads and sends them all on; a sink takes in the records it writes and
+    counts them as sent on, as the subtask's ``records_out`` does. Rates are over the
+    job's rolling window, as the subtask's.
+    """
+
+    uid: str
+    subtask_index: int
+    records_in: int
+    records_out: int
+    records_in_per_second: float
+    records_out_per_second: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +94,10 @@ class SubtaskMetrics:
     last (the end of input). ``split_watermarks`` is keyed by split, for a source subtask
     whose watermarks are made split by split (else empty; ``None`` while a split is idle);
     ``watermark_alignment_drift`` is ``None`` unless the source aligns its watermarks.
+    ``bytes_in`` and ``bytes_out`` are the size of the records ``records_in`` and
+    ``records_out`` count, as the data plane between processes pickles them, estimated
+    from sampled batches (``RecordBytes``); ``None`` when the records cannot be pickled.
+    ``operators`` holds each operator of the chain, head first.
     ``late_records_dropped`` is keyed by the uid of each window or interval join operator,
     ``side_output_records`` by side-output tag, ``keyed_state`` by the uid of each operator
     that keeps keyed state.
@@ -90,6 +113,10 @@ class SubtaskMetrics:
     records_out: int
     records_in_per_second: float
     records_out_per_second: float
+    bytes_in: int | None
+    bytes_out: int | None
+    bytes_in_per_second: float | None
+    bytes_out_per_second: float | None
     busy_time: float
     idle_time: float
     backpressured_time: float
@@ -107,6 +134,7 @@ class SubtaskMetrics:
     split_watermarks: dict[str, float | None]
     late_records_dropped: dict[str, int]
     side_output_records: dict[str, int]
+    operators: list[OperatorMetrics]
     async_io: list[AsyncIoMetrics]
     keyed_state: dict[str, KeyedStateStatistics]
 
@@ -132,6 +160,10 @@ class JobMetrics:
     def of(self, uid: str) -> tuple[SubtaskMetrics, ...]:
         """The subtasks that run operator ``uid``."""
         return tuple(s for s in self.subtasks if uid in s.uids)
+
+    def operator(self, uid: str) -> tuple[OperatorMetrics, ...]:
+        """The records operator ``uid`` took in and sent on, one per subtask."""
+        return tuple(o for s in self.subtasks for o in s.operators if o.uid == uid)
 
     def async_io(self, uid: str) -> tuple[AsyncIoMetrics, ...]:
         """The counters of ``async_map`` operator ``uid``, one per subtask."""

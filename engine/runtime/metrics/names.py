@@ -77,6 +77,38 @@ METRICS: tuple[MetricName, ...] = (
         "records sent on per second, over the rolling window",
     ),
     MetricName(
+        "bytes_in",
+        "numBytesIn",
+        _T,
+        _C,
+        "bytes",
+        "the size of the records taken in, as the data plane pickles them (from samples)",
+    ),
+    MetricName(
+        "bytes_out",
+        "numBytesOut",
+        _T,
+        _C,
+        "bytes",
+        "the size of the records sent on, as the data plane pickles them (from samples)",
+    ),
+    MetricName(
+        "bytes_in_per_second",
+        "numBytesInPerSecond",
+        _T,
+        _R,
+        "bytes/s",
+        "bytes taken in per second, over the rolling window",
+    ),
+    MetricName(
+        "bytes_out_per_second",
+        "numBytesOutPerSecond",
+        _T,
+        _R,
+        "bytes/s",
+        "bytes sent on per second, over the rolling window",
+    ),
+    MetricName(
         "busy_time_ms_per_second",
         "busyTimeMsPerSecond",
         _T,
@@ -183,6 +215,33 @@ METRICS: tuple[MetricName, ...] = (
         "event time",
         "the watermark of each split of a source subtask that reads by split (label split); "
         "none while the split is idle or before its first",
+    ),
+    MetricName(
+        "records_in", "numRecordsIn", _O, _C, "records", "records an operator of a chain took in"
+    ),
+    MetricName(
+        "records_out",
+        "numRecordsOut",
+        _O,
+        _C,
+        "records",
+        "records an operator of a chain sent on (its main output)",
+    ),
+    MetricName(
+        "records_in_per_second",
+        "numRecordsInPerSecond",
+        _O,
+        _R,
+        "records/s",
+        "records an operator took in per second, over the rolling window",
+    ),
+    MetricName(
+        "records_out_per_second",
+        "numRecordsOutPerSecond",
+        _O,
+        _R,
+        "records/s",
+        "records an operator sent on per second, over the rolling window",
     ),
     MetricName(
         "late_records_dropped",

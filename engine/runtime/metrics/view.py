@@ -10,20 +10,20 @@ subtasks, off the data path.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from lockgate.engine.checkpointing.messages import SubtaskId
 from lockgate.engine.checkpointing.statistics import CheckpointStatsSnapshot
 from lockgate.engine.graph.planning import ExecutionPlan
 from lockgate.engine.runtime.metrics.checkpoints import checkpoint_metrics
 from lockgate.engine.runtime.metrics.counters import SubtaskCounters, subtask_key
-from lockgate.engine.runtime.metrics.model import JobMetrics, SubtaskMetrics
+from lockgate.engine.runtime.metrics.model import JobMetrics, OperatorMetrics, SubtaskMetrics
 from lockgate.engine.runtime.metrics.rates import RATE_WINDOW, RateWindow
 from lockgate.engine.time.clock import Clock, wall_time_of
 
 __all__ = ["MetricsView"]
 
-_RATED = 5  # records in, records out, busy, backpressured, idle: the counters a window rates
+_RATED = 7  # records and bytes in and out, busy, backpressured, idle; then 2 per operator
 
 
 class MetricsView:
@@ -71,12 +71,18 @@ class MetricsView:
 
     def _subtask(self, c: SubtaskCounters) -> SubtaskMetrics:
         busy = c.busy_time
-        values = (c.records_in, c.records_out, busy, c.backpressured_time, c.idle_time)
+        values: list[float] = [c.records_in, c.records_out, c.bytes_in or 0, c.bytes_out or 0]
+        values += [busy, c.backpressured_time, c.idle_time]
+        values += [count for o in c.operators for count in (o.records_in, o.records_out)]
         window = self._windows.get(c.key)
         if window is None:  # a subtask's first reading: its rates run from its start
-            window = RateWindow(c.started, (0.0,) * _RATED, window=self.window)
+            initial = (0.0,) * (_RATED + 2 * len(c.operators))
+            window = RateWindow(c.started, initial, window=self.window)
             self._windows[c.key] = window
-        rate_in, rate_out, busy_rate, pressed_rate, idle_rate = window.rates(c.now, values)
+        rates = window.rates(c.now, values)
+        rate_in, rate_out, bytes_in_rate, bytes_out_rate, busy_rate, pressed_rate, idle_rate = (
+            rates[:_RATED]
+        )
         return SubtaskMetrics(
             key=c.key,
             chain=c.chain,
@@ -88,6 +94,10 @@ class MetricsView:
             records_out=c.records_out,
             records_in_per_second=rate_in,
             records_out_per_second=rate_out,
+            bytes_in=c.bytes_in,
+            bytes_out=c.bytes_out,
+            bytes_in_per_second=None if c.bytes_in is None else bytes_in_rate,
+            bytes_out_per_second=None if c.bytes_out is None else bytes_out_rate,
             busy_time=busy,
             idle_time=c.idle_time,
             backpressured_time=c.backpressured_time,
@@ -107,12 +117,27 @@ class MetricsView:
             },
             late_records_dropped=dict(c.late_records_dropped),
             side_output_records=dict(c.side_output_records),
+            operators=_operators(c, rates[_RATED:]),
             async_io=list(c.async_io),
             keyed_state=dict(c.keyed_state),
         )
 
     def __repr__(self) -> str:
         return f"<MetricsView {self.job_name!r} window={self.window} subtasks={len(self._windows)}>"
+
+
+def _operators(c: SubtaskCounters, rates: Sequence[float]) -> list[OperatorMetrics]:
+    return [
+        OperatorMetrics(
+            uid=o.uid,
+            subtask_index=c.subtask_index,
+            records_in=o.records_in,
+            records_out=o.records_out,
+            records_in_per_second=rates[2 * position],
+            records_out_per_second=rates[2 * position + 1],
+        )
+        for position, o in enumerate(c.operators)
+    ]
 
 
 def _finite(watermark: float) -> float | None:

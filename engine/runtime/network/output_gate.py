@@ -10,6 +10,7 @@ from lockgate.actors import Channel, MailboxFull
 from lockgate.engine.checkpointing.channel_state import ChannelRecords
 from lockgate.engine.events import ChannelItem, CheckpointBarrier, EndOfInput, Event
 from lockgate.engine.functions.side_outputs import OutputTag
+from lockgate.engine.runtime.metrics.record_bytes import RecordBytes
 from lockgate.engine.runtime.network.partitions import OutputPartition, SidePartitions
 from lockgate.engine.time.clock import Clock
 
@@ -34,7 +35,8 @@ class OutputGate:
 
     ``emit`` sends to the partitions of the main output; ``emit_with_side`` also sends side
     records to the partitions of their tags. Everything else (flushes, events, channel
-    state) covers every partition, main and side alike.
+    state) covers every partition, main and side alike. ``records_out`` counts what was
+    emitted, main and side, and ``bytes_out`` its size as the data plane would pickle it.
     """
 
     def __init__(
@@ -51,6 +53,7 @@ class OutputGate:
         self.batch_size = batch_size
         self.clock = clock
         self.records_out = 0
+        self.bytes_out = RecordBytes()
         self._backpressured = 0.0
         self._waiting_since: float | None = None
         self.buffered_since: float | None = None
@@ -62,6 +65,8 @@ class OutputGate:
     async def emit(self, records: list[Any]) -> None:
         """Route records into the channel buffers and send every buffer that became full."""
         self.records_out += len(records)
+        if self.records_out >= self.bytes_out.next_sample:
+            self.bytes_out.sample(records, self.records_out)
         size = self.batch_size
         partitions = self._main
         for partition in partitions:  # all routed before any wait, for overtake()
@@ -84,11 +89,14 @@ class OutputGate:
         """
         routed, count = self._sides.route(side)
         self.records_out += count
-        if records and self._main:
+        main = bool(records and self._main)
+        if main:
             routed += self._main
             for partition in self._main:
                 partition.partitioner.route(records, partition.buffers)
             self.records_out += len(records)
+        if self.records_out >= self.bytes_out.next_sample:
+            self._sample_bytes(records if main else [], side)
         for partition in routed:
             for index, buffer in enumerate(partition.buffers):
                 if len(buffer) >= self.batch_size:
@@ -171,6 +179,11 @@ class OutputGate:
             for partition in self.partitions
             for buffer, outbox in zip(partition.buffers, partition.outboxes, strict=True)
         )
+
+    def _sample_bytes(self, records: list[Any], side: Mapping[OutputTag[Any], list[Any]]) -> None:
+        # the batch that brought records_out to the sample: what was routed, as it counts
+        routed = [r for tag, tagged in side.items() if tag in self._sides for r in tagged]
+        self.bytes_out.sample(records + routed, self.records_out)
 
     async def _send_full(self, partition: OutputPartition, index: int) -> None:
         buffer = partition.buffers[index]

@@ -69,5 +69,9 @@ class SidePartitions:
                 count += len(records)
         return routed, count
 
+    def __contains__(self, tag: object) -> bool:
+        """Whether records of ``tag`` have partitions to go to (someone reads them)."""
+        return tag in self._by_tag
+
     def __repr__(self) -> str:
         return f"<SidePartitions {sorted(tag.name for tag in self._by_tag)}>"

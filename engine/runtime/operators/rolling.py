@@ -1,8 +1,13 @@
-"""Rolling aggregates of a keyed stream: ``reduce`` and ``aggregate``, one result per record."""
+"""Rolling aggregates of a keyed stream: ``reduce`` and ``aggregate``, one result per record.
+
+A state that reads ahead (RocksDB's: ``prefetch(records, key_of)``) first reads the values
+of the batch's keys it does not cache, in one multi-get; the loop over the records is the
+same for every backend.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from typing import Any
 
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot
@@ -14,14 +19,26 @@ from lockgate.engine.state import (
     KeyedStateBackend,
     ValueStateDescriptor,
 )
+from lockgate.engine.state.memory.layers import ABSENT
+from lockgate.engine.state.memory.versioned_table import VersionedTable
 from lockgate.engine.time.clock import Clock
 
-__all__ = ["MISSING", "AggregateOperator", "ReduceOperator"]
+__all__ = ["MISSING", "AggregateOperator", "ReduceOperator", "prefetcher"]
+
+Prefetch = Callable[[list[Any], Callable[[Any], Any]], None]
+"""A state's ``prefetch(records, key_of)``: reads ahead the values of the records' keys."""
 
 MISSING = object()
 """No value yet for the key: a reduce starts from its first record."""
+_NOTHING: dict[Any, Any] = {}  # never written: nothing is under another backend's table
 _REDUCED = ValueStateDescriptor[Any]("reduced")
 _AGGREGATED = "aggregated"
+
+
+def prefetcher(state: object) -> Prefetch | None:
+    """The state's ``prefetch``, if it reads ahead (RocksDB's); ``None`` for the heap's."""
+    prefetch = getattr(state, "prefetch", None)
+    return prefetch if callable(prefetch) else None
 
 
 class ReduceOperator(Operator):
@@ -39,19 +56,39 @@ class ReduceOperator(Operator):
         self._fn: Callable[[Any, Any], Any] = self.function
         self._key_of = key_selector(node)
         self._table = self.keyed_state.table(_REDUCED)
+        self._prefetch = prefetcher(self._table)
 
     def process_batch(self, records: list[Any]) -> list[Any]:
-        """Fold each record into its key's running value and emit the new value."""
-        fn, key_of, table = self._fn, self._key_of, self._table
+        """Fold each record into its key's running value and emit the new value.
+
+        On the heap, a key's first record after a snapshot finds its value under the live
+        layer (``below``); every write goes to the live layer, so no snapshot sees it.
+        """
+        fn, key_of, (live, below) = self._fn, self._key_of, _layers(self._table)
+        if self._prefetch is not None:
+            self._prefetch(records, key_of)
         out: list[Any] = []
         append = out.append
         for record in records:
             key = key_of(record)
-            previous = table.get(key, MISSING)
-            value = record if previous is MISSING else fn(previous, record)
-            table[key] = value
+            previous = live.get(key, ABSENT)
+            if previous is not ABSENT:
+                value = fn(previous, record)
+            else:
+                previous = below(key, ABSENT)
+                value = record if previous is ABSENT else fn(previous, record)
+            live[key] = value
             append(value)
         return out
+
+
+def _layers(
+    table: MutableMapping[Any, Any],
+) -> tuple[MutableMapping[Any, Any], Callable[[Any, Any], Any]]:
+    # Where a batch writes, and where it reads what that misses: valid for one batch.
+    if type(table) is VersionedTable:
+        return table.live, table.fast_below()
+    return table, _NOTHING.get
 
 
 class AggregateOperator(Operator):
@@ -75,10 +112,13 @@ class AggregateOperator(Operator):
         self._state = self.keyed_state.get_state(
             AggregatingStateDescriptor[Any, Any, Any](_AGGREGATED, function)
         )
+        self._prefetch = prefetcher(self._state)
 
     def process_batch(self, records: list[Any]) -> list[Any]:
         """Add each record to its key's accumulator and emit the accumulator's result."""
         store, key_of, state = self.keyed_state, self._key_of, self._state
+        if self._prefetch is not None:
+            self._prefetch(records, key_of)
         add, result = state.add, state.get
         out: list[Any] = []
         append = out.append

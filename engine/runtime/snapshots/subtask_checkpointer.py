@@ -13,9 +13,7 @@ acknowledgement (or a decline) to the checkpoint coordinator.
 from __future__ import annotations
 
 import contextlib
-import pickle
 import zlib
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
@@ -34,11 +32,19 @@ from lockgate.engine.checkpointing.messages import (
     SubtaskCheckpointStats,
     SubtaskId,
 )
-from lockgate.engine.checkpointing.snapshots import OperatorSnapshot, encode_snapshot_measured
+from lockgate.engine.checkpointing.snapshots import encode_snapshot_measured
 from lockgate.engine.checkpointing.storage import CheckpointStorage, savepoint_folder_for
 from lockgate.engine.errors import AsyncioRequired, SavepointEncodingError, StateEncodingError
 from lockgate.engine.events import CheckpointBarrier
 from lockgate.engine.runtime.snapshots.capture import StateCapture, with_channel_state
+from lockgate.engine.runtime.snapshots.encoding import (
+    GIL_SHARED_ABOVE,
+    Encoder,
+    detach_all,
+    encode_all,
+    unmeasured,
+)
+from lockgate.engine.runtime.snapshots.heap_versions import HeapVersions
 from lockgate.engine.runtime.snapshots.incremental import Increment, IncrementalBases
 from lockgate.engine.runtime.snapshots.native_writer import NativeSnapshotWriter
 from lockgate.engine.savepoints.format import encode_savepoint_state
@@ -48,14 +54,6 @@ from lockgate.engine.state.native_snapshot import is_native
 from lockgate.engine.time.clock import Clock
 
 __all__ = ["CheckpointContext", "SubtaskCheckpointer"]
-
-Encoder = Callable[[OperatorSnapshot], tuple[bytes, int]]
-"""Encodes a snapshot; returns the bytes and how many of them are in-flight records."""
-
-# Up to this many keyed entries a snapshot is encoded on the event loop (a few milliseconds):
-# handing it to a worker thread while the loop is busy costs more, because the thread then
-# waits for the GIL at every step and the two threads trade it thousands of times.
-_INLINE_ENTRIES = 20_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +94,7 @@ class SubtaskCheckpointer:
         self.incremental = None if full_every is None else IncrementalBases(full_every)
         self.native = None if full_every is None else self._native_writer()
         self._held: _HeldSnapshot | None = None
+        self._writing: dict[int, anyio.CancelScope] = {}  # asynchronous parts, by checkpoint
 
     def takes_native(self, barrier: CheckpointBarrier) -> bool:
         """Whether operators capture keyed state as their backend's files for ``barrier``.
@@ -159,6 +158,21 @@ class SubtaskCheckpointer:
         captures: list[StateCapture],
         stats: SubtaskCheckpointStats,
     ) -> None:
+        versions = HeapVersions(captures)
+        with anyio.CancelScope() as self._writing[barrier.checkpoint_id]:  # abort cancels it
+            try:
+                await self._take_part(barrier, captures, stats)
+            finally:
+                del self._writing[barrier.checkpoint_id]
+                versions.release()  # read, whatever happened: the heap may fold what they froze
+        await versions.fold()
+
+    async def _take_part(
+        self,
+        barrier: CheckpointBarrier,
+        captures: list[StateCapture],
+        stats: SubtaskCheckpointStats,
+    ) -> None:
         checkpoint_id = barrier.checkpoint_id
         started = self.context.clock.now()
         try:
@@ -199,8 +213,9 @@ class SubtaskCheckpointer:
     ) -> tuple[dict[str, StateHandle], int]:
         plans = self._incremental_plans(captures)
         bases = {uid: base.keyed for uid, base in plans.items() if base is not None}
-        keyed = {c.uid: c.keyed for c in captures if c.uid in plans}
+        keyed = {c.uid: c.keyed for c in captures if isinstance(c.keyed, KeyedStateSnapshot)}
         encoded = await self._encode(captures, encode_snapshot_measured, bases)
+        keyed = await self._detached({uid: keyed[uid] for uid in plans})
         handles: dict[str, StateHandle] = {}
         new: list[StateHandle] = []  # shared files written: deleted if the write fails
         try:
@@ -227,9 +242,10 @@ class SubtaskCheckpointer:
         write = self.native.write
         try:
             return {c.uid: await write(checkpoint_id, c, self._file_name(c.uid)) for c in captures}
-        finally:  # after a failure, the local files of the captures not written go too
-            for capture in captures:
-                await anyio.to_thread.run_sync(_discard_native, capture)
+        finally:  # after a failure or a cancel, the local files of the captures not written go
+            with anyio.CancelScope(shield=True):
+                for capture in captures:
+                    await anyio.to_thread.run_sync(_discard_native, capture)
 
     async def _write_savepoint(
         self, barrier: CheckpointBarrier, captures: list[StateCapture]
@@ -237,7 +253,7 @@ class SubtaskCheckpointer:
         target = barrier.options.target
         assert target is not None, "a savepoint needs its target folder"
         storage = savepoint_folder_for(target)
-        encoder = partial(_unmeasured, encode_savepoint_state, self.context.savepoint_codec)
+        encoder = partial(unmeasured, encode_savepoint_state, self.context.savepoint_codec)
         handles: dict[str, StateHandle] = {}
         for uid, (data, _) in await self._encode(captures, encoder, {}):
             handles[uid] = await storage.write_state(
@@ -251,10 +267,19 @@ class SubtaskCheckpointer:
         encoder: Encoder,
         bases: dict[str, KeyedStateSnapshot],
     ) -> list[tuple[str, tuple[bytes, int]]]:
-        encode = partial(_encode_all, captures, self.context.max_parallelism, encoder, bases)
-        if sum(capture.entries for capture in captures) <= _INLINE_ENTRIES:
+        encode = partial(encode_all, captures, self.context.max_parallelism, encoder, bases)
+        if sum(capture.entries for capture in captures) <= GIL_SHARED_ABOVE:
             return encode()
         return await anyio.to_thread.run_sync(encode)
+
+    async def _detached(
+        self, keyed: dict[str, KeyedStateSnapshot]
+    ) -> dict[str, KeyedStateSnapshot]:
+        # The bases of later deltas outlive this checkpoint's versions: they own their dicts.
+        detach = partial(detach_all, keyed)
+        if sum(snapshot.entries for snapshot in keyed.values()) <= GIL_SHARED_ABOVE:
+            return detach()
+        return await anyio.to_thread.run_sync(detach)
 
     def _incremental_plans(self, captures: list[StateCapture]) -> dict[str, Increment | None]:
         # Per operator with heap keyed state: the base its delta builds on (None: full).
@@ -294,8 +319,15 @@ class SubtaskCheckpointer:
             self.native.notify_complete(checkpoint_id)
 
     def notify_aborted(self, checkpoint_id: int) -> None:
-        """What ``checkpoint_id`` wrote is deleted: nothing may build on it."""
+        """What ``checkpoint_id`` wrote is deleted: nothing may build on it, or wait for it.
+
+        Its asynchronous part, if still running, is cancelled: what it would write is of no
+        use, and the state versions it holds are released.
+        """
         self._drop_held(checkpoint_id)
+        writing = self._writing.get(checkpoint_id)
+        if writing is not None:
+            writing.cancel()
         if self.incremental is not None:
             self.incremental.aborted(checkpoint_id)
         if self.native is not None:
@@ -309,6 +341,7 @@ class SubtaskCheckpointer:
 
     def _drop_held(self, checkpoint_id: int) -> None:
         if self._held is not None and self._held.barrier.checkpoint_id <= checkpoint_id:
+            HeapVersions(self._held.captures).release()  # never written: nothing reads them
             self._held = None
 
     def _file_name(self, uid: str) -> str:
@@ -324,42 +357,3 @@ def _is_native(capture: StateCapture) -> bool:
 def _discard_native(capture: StateCapture) -> None:
     if is_native(capture.keyed):
         capture.keyed.discard()
-
-
-def _unmeasured(
-    encode: Callable[[OperatorSnapshot, ValueCodec], bytes],
-    codec: ValueCodec,
-    snapshot: OperatorSnapshot,
-) -> tuple[bytes, int]:
-    return encode(snapshot, codec), 0
-
-
-def _encode_all(
-    captures: list[StateCapture],
-    max_parallelism: int,
-    encode: Encoder,
-    bases: dict[str, KeyedStateSnapshot],
-) -> list[tuple[str, tuple[bytes, int]]]:
-    # In a worker thread this is one call, and the captures are taken out of the list so
-    # that their large copies are freed there, not on the event loop.
-    encoded = []
-    while captures:
-        capture = captures.pop()
-        snapshot = capture.materialize(max_parallelism, bases.get(capture.uid))
-        if not snapshot.is_empty:
-            encoded.append((capture.uid, _encoded(encode, snapshot)))
-        del capture, snapshot
-    return encoded
-
-
-def _encoded(encode: Encoder, snapshot: OperatorSnapshot) -> tuple[bytes, int]:
-    try:
-        return encode(snapshot)
-    except SavepointEncodingError:
-        raise  # says what to register; the savepoint fails and the job runs on
-    except (pickle.PicklingError, TypeError, AttributeError) as error:
-        raise StateEncodingError(
-            f"operator '{snapshot.uid}' keeps state that cannot be pickled into a checkpoint: "
-            f"{error!r}; keep picklable values in state (classes defined at module level, no "
-            "open files, locks or lambdas)"
-        ) from error

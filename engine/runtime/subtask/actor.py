@@ -44,6 +44,7 @@ from lockgate.engine.events import EndOfInput, Watermark, WatermarkStatus
 from lockgate.engine.functions.process import RuntimeContext
 from lockgate.engine.graph.planning import OperatorChain
 from lockgate.engine.runtime.metrics.counters import SubtaskCounters
+from lockgate.engine.runtime.metrics.record_bytes import RecordBytes
 from lockgate.engine.runtime.network.barrier_aligner import (
     AbortCheckpoint,
     ChannelStateComplete,
@@ -109,6 +110,7 @@ class SubtaskActor(Actor[Any]):
         self.tail = tail
         self.checkpointer = checkpointer
         self.records_in = 0
+        self.bytes_in = RecordBytes()  # the pickled size of what records_in counts
         self.idle_time = 0.0  # waits that ended; statistics() adds the one going on
         self.idle_since: float | None = None
         self.finished = False
@@ -193,7 +195,7 @@ class SubtaskActor(Actor[Any]):
                 await tail.flush()
                 await self._wait_idle()
             elif type(item) is list:
-                self.records_in += len(item)
+                self._count_input(item)
                 await self.pipeline.process(item)
                 HANDOFF.yield_if_lent()
                 since = tail.buffered_since
@@ -201,6 +203,11 @@ class SubtaskActor(Actor[Any]):
                     await tail.flush()
             else:
                 await self._on_event(item)
+
+    def _count_input(self, records: list[Any]) -> None:
+        self.records_in += len(records)
+        if self.records_in >= self.bytes_in.next_sample:
+            self.bytes_in.sample(records, self.records_in)
 
     async def _on_event(self, event: Any) -> None:
         match event:

@@ -14,6 +14,9 @@ The chain's last operator, if its side outputs are read, has a ``SideOutputColle
 is drained into the tail with the main records after each batch or async emission, so
 both are routed before any wait (an unaligned barrier finds them) and before any barrier or
 watermark.
+
+Each operator counts the records it takes in and sends on (``operator_records``): a few
+additions per operator and batch, never per record.
 """
 
 from __future__ import annotations
@@ -81,6 +84,8 @@ class OperatorPipeline:
         self._watermark = -math.inf  # the newest watermark the chain's head delivered
         self.output_watermark = -math.inf  # the newest watermark the tail sent on
         self._mid_batch = 0
+        self._in = [0] * len(stages)  # records each operator took in, by position
+        self._out = [0] * len(stages)  # records each operator sent on (its main output)
 
     @property
     def input_watermark(self) -> float:
@@ -97,6 +102,13 @@ class OperatorPipeline:
     def side_output_records(self) -> dict[str, int]:
         """Records sent to each read side output of the chain's last operator, by tag."""
         return {} if self._side is None else dict(self._side.sent)
+
+    def operator_records(self) -> list[tuple[str, int, int]]:
+        """Each chained operator's uid, records taken in and records sent on, head first."""
+        return [
+            (operator.uid, taken, sent)
+            for (operator, _), taken, sent in zip(self.stages, self._in, self._out, strict=True)
+        ]
 
     @property
     def is_mid_batch(self) -> bool:
@@ -148,9 +160,12 @@ class OperatorPipeline:
         if self._streaming or self._punctuating:
             await self._process_from(0, records)
             return
-        for operator, scope in self.stages:
+        taken, sent = self._in, self._out
+        for position, (operator, scope) in enumerate(self.stages):
+            taken[position] += len(records)
             with scope:
                 records = operator.process_batch(records)
+            sent[position] += len(records)
         await self._write(records)
 
     async def emit_async_results(self) -> None:
@@ -196,6 +211,7 @@ class OperatorPipeline:
                 continue
             with self.stages[index][1]:
                 records = operator.fire_processing_timers(now)
+            self._out[index] += len(records)
             await self._emit_from(index + 1, records)
 
     def next_timer_at(self) -> float | None:
@@ -216,6 +232,7 @@ class OperatorPipeline:
     async def _emit_ready_of(self, index: int, operator: AsyncWaitOperator) -> None:
         while True:
             records, watermark = operator.take_ready()
+            self._out[index] += len(records)
             await self._emit_from(index + 1, records)
             if watermark is None:
                 return
@@ -235,8 +252,10 @@ class OperatorPipeline:
                 await self._stream_from(position, records)
                 return
             operator, scope = self.stages[position]
+            self._in[position] += len(records)
             with scope:
                 records = operator.process_batch(records)
+            self._out[position] += len(records)
             timestamps = self._punctuating.get(position)
             if timestamps is not None and timestamps.changes:
                 await self._punctuate(position, timestamps, records)
@@ -274,6 +293,7 @@ class OperatorPipeline:
     async def _stream_from(self, position: int, records: list[Any]) -> None:
         operator, scope = self.stages[position]
         assert isinstance(operator, FlatMapOperator)
+        self._in[position] += len(records)
         chunks = operator.chunks(records, FAN_OUT_CHUNK)
         with scope:
             first = next(chunks, None)
@@ -281,7 +301,7 @@ class OperatorPipeline:
             second = None if first is None else next(chunks, None)
         if second is None:  # the whole batch fits in one chunk: sent as any other batch
             if first is not None:
-                await self._process_from(position + 1, first)
+                await self._pass_chunk(position, first)
             return
         self._mid_batch += 1
         try:
@@ -293,13 +313,17 @@ class OperatorPipeline:
         self, position: int, scope: OperatorScope, chunks: Any, ready: list[Any]
     ) -> None:
         for chunk in ready:
-            await self._process_from(position + 1, chunk)
+            await self._pass_chunk(position, chunk)
         while True:
             with scope:
                 chunk = next(chunks, None)
             if chunk is None:
                 return
-            await self._process_from(position + 1, chunk)
+            await self._pass_chunk(position, chunk)
+
+    async def _pass_chunk(self, position: int, chunk: list[Any]) -> None:
+        self._out[position] += len(chunk)
+        await self._process_from(position + 1, chunk)
 
     async def _write(self, records: list[Any]) -> None:
         if self._side is not None:
@@ -315,6 +339,7 @@ class OperatorPipeline:
             operator, scope = stages[position]
             with scope:
                 records, passed = operator.process_watermark(watermark)
+            self._out[position] += len(records)
             await self._emit_from(position + 1, records)
             if passed is None:
                 return

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from lockgate.engine.runtime.metrics.counters import SubtaskCounters
+from lockgate.engine.runtime.metrics.counters import OperatorCounters, SubtaskCounters
+from lockgate.engine.runtime.metrics.record_bytes import RecordBytes
 from lockgate.engine.runtime.operators.base import Operator
 from lockgate.engine.runtime.subtask.heads import Head
 from lockgate.engine.runtime.subtask.pipeline import OperatorPipeline
 from lockgate.engine.runtime.subtask.tails import Tail
 
-__all__ = ["CountingSubtask", "subtask_counters"]
+__all__ = ["CountingSubtask", "operator_counters", "subtask_counters"]
 
 
 class CountingSubtask(Protocol):
@@ -27,6 +28,7 @@ class CountingSubtask(Protocol):
     pipeline: OperatorPipeline
     operators: list[Operator]
     records_in: int
+    bytes_in: RecordBytes
     idle_time: float
     idle_since: float | None
     started: float
@@ -51,6 +53,9 @@ def subtask_counters(actor: CountingSubtask) -> SubtaskCounters:
         finished=actor.finished,
         records_in=actor.records_in,
         records_out=tail.records_out,
+        bytes_in=actor.bytes_in.total(actor.records_in),
+        bytes_out=tail.bytes_out.total(tail.records_out),
+        operators=operator_counters(actor),
         idle_time=actor.idle_time if since is None else actor.idle_time + now - since,
         backpressured_time=tail.backpressured_time,
         input_buffered=head.buffered,
@@ -73,4 +78,20 @@ def subtask_counters(actor: CountingSubtask) -> SubtaskCounters:
             for operator in actor.operators
             if operator.keyed_state.has_states
         },
+    )
+
+
+def operator_counters(actor: CountingSubtask) -> tuple[OperatorCounters, ...]:
+    """Every operator of ``actor``'s chain, head first, with the records it took in and sent.
+
+    The chained operators count for themselves (``OperatorPipeline.operator_records``); a
+    source, the chain's head outside them, takes in and sends on what the subtask read, and
+    a sink, its tail outside them, what the subtask wrote.
+    """
+    counted = {uid: (taken, sent) for uid, taken, sent in actor.pipeline.operator_records()}
+    uids = actor.settings.chain.uids
+    source, sink = (actor.records_in,) * 2, (actor.tail.records_out,) * 2
+    return tuple(
+        OperatorCounters(uid, *counted.get(uid, source if position == 0 else sink))
+        for position, uid in enumerate(uids)
     )

@@ -11,6 +11,7 @@ from lockgate.engine.checkpointing.snapshots import SINK_STATE
 from lockgate.engine.events import CheckpointBarrier, Watermark, WatermarkStatus
 from lockgate.engine.functions.side_outputs import OutputTag
 from lockgate.engine.io.sinks import SinkWriter
+from lockgate.engine.runtime.metrics.record_bytes import RecordBytes
 from lockgate.engine.runtime.network.output_gate import OutputGate, SendWaiter
 from lockgate.engine.runtime.operators.scope import OperatorScope
 from lockgate.engine.runtime.snapshots.capture import StateCapture
@@ -26,6 +27,10 @@ class Tail(Protocol):
     @property
     def records_out(self) -> int:
         """Records passed on."""
+
+    @property
+    def bytes_out(self) -> RecordBytes:
+        """The pickled size of the records passed on."""
 
     @property
     def backpressured_time(self) -> float:
@@ -104,6 +109,11 @@ class GateTail:
         return self.gate.records_out
 
     @property
+    def bytes_out(self) -> RecordBytes:
+        """The pickled size of the records emitted downstream."""
+        return self.gate.bytes_out
+
+    @property
     def backpressured_time(self) -> float:
         """Seconds spent waiting for room in full channels."""
         return self.gate.backpressured_time
@@ -172,6 +182,7 @@ class SinkTail:
         self.writer = writer
         self.scope = scope
         self.records_out = 0
+        self.bytes_out = RecordBytes()
 
     async def open(self) -> None:
         """Open the writer."""
@@ -183,6 +194,8 @@ class SinkTail:
         with self.scope:
             await self.writer.write(records)
         self.records_out += len(records)
+        if self.records_out >= self.bytes_out.next_sample:
+            self.bytes_out.sample(records, self.records_out)
 
     async def write_with_side(
         self, records: list[Any], side: Mapping[OutputTag[Any], list[Any]]

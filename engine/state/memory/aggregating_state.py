@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 from lockgate.engine.state.aggregate_function import AggregateFunction
 from lockgate.engine.state.handles import AggregatingState
 from lockgate.engine.state.memory.copy_on_write import CopyOnWriteState
-from lockgate.engine.state.memory.entry import StateEntry
+from lockgate.engine.state.memory.versioned_table import VersionedTable
 from lockgate.engine.state.scope import StateScope
 
 __all__ = ["HeapAggregatingState"]
@@ -30,7 +30,7 @@ class HeapAggregatingState(CopyOnWriteState[Any], AggregatingState[IN, OUT]):
     def __init__(
         self,
         scope: StateScope,
-        table: dict[Any, StateEntry[Any]],
+        table: VersionedTable,
         aggregate_function: AggregateFunction[IN, Any, OUT],
     ) -> None:
         super().__init__(scope, table)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Generic, TypeVar
 
 from lockgate.engine.state.memory.entry import StateEntry
+from lockgate.engine.state.memory.versioned_table import VersionedTable
 from lockgate.engine.state.scope import StateScope
 
 __all__ = ["CopyOnWriteState"]
@@ -16,14 +17,15 @@ class CopyOnWriteState(Generic[C]):
     """Per-key containers in ``StateEntry`` wrappers, copied on the first write after a snapshot.
 
     Invariant: no write ever changes a container a snapshot can see. A write to an entry of
-    the current epoch changes it in place (O(1)); a write to an older entry first replaces it
-    with a copy owned by the current epoch (once per key per snapshot); a key whose container
-    becomes empty is removed, so tables never hold empty entries.
+    the current epoch changes it in place (O(1)); a write to an older entry first puts a
+    copy owned by the current epoch in the table's live layer (once per key per snapshot);
+    a key whose container becomes empty is removed, so tables never hold empty entries.
+    Reads go through ``VersionedTable.get``: a dict's own ``get`` while nothing is frozen.
     """
 
     __slots__ = ("_scope", "_table")
 
-    def __init__(self, scope: StateScope, table: dict[Any, StateEntry[C]]) -> None:
+    def __init__(self, scope: StateScope, table: VersionedTable) -> None:
         self._scope = scope
         self._table = table
 
@@ -45,7 +47,7 @@ class CopyOnWriteState(Generic[C]):
         scope = self._scope
         entry = self._table.get(scope.current_key)
         if entry is not None and entry.epoch == scope.epoch:
-            return entry
+            return entry  # type: ignore[no-any-return]
         return self._own(entry)
 
     def _own(self, entry: StateEntry[C] | None) -> StateEntry[C]:
@@ -55,11 +57,11 @@ class CopyOnWriteState(Generic[C]):
         else:
             value = self._copy(entry.value)
             scope.note_copy()
-        owned = self._table[scope.current_key] = StateEntry(scope.epoch, value)
+        owned = self._table.live[scope.current_key] = StateEntry(scope.epoch, value)
         return owned
 
     def _replace(self, value: C) -> None:
-        self._table[self._scope.current_key] = StateEntry(self._scope.epoch, value)
+        self._table.live[self._scope.current_key] = StateEntry(self._scope.epoch, value)
 
     def _empty(self) -> C:
         raise NotImplementedError

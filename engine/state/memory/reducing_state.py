@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from lockgate.engine.state.handles import ReducingState
+from lockgate.engine.state.memory.layers import ABSENT
+from lockgate.engine.state.memory.versioned_table import VersionedTable
 from lockgate.engine.state.scope import StateScope
 
 __all__ = ["HeapReducingState"]
 
 V = TypeVar("V")
-
-_MISSING: Any = object()
 
 
 class HeapReducingState(ReducingState[V]):
@@ -25,7 +25,7 @@ class HeapReducingState(ReducingState[V]):
     __slots__ = ("_reduce", "_scope", "_table")
 
     def __init__(
-        self, scope: StateScope, table: dict[Any, Any], reduce_function: Callable[[V, V], V]
+        self, scope: StateScope, table: VersionedTable, reduce_function: Callable[[V, V], V]
     ) -> None:
         self._scope = scope
         self._table = table
@@ -33,13 +33,13 @@ class HeapReducingState(ReducingState[V]):
 
     def get(self) -> V | None:
         """Return the current key's reduced value, or ``None`` if nothing was added."""
-        return self._table.get(self._scope.current_key)
+        return self._table.get(self._scope.current_key)  # type: ignore[no-any-return]
 
     def add(self, value: V) -> None:
         """Fold ``value`` into the current key's reduced value."""
-        key = self._scope.current_key
-        previous = self._table.get(key, _MISSING)
-        self._table[key] = value if previous is _MISSING else self._reduce(previous, value)
+        table, key = self._table, self._scope.current_key
+        previous = table.get(key, ABSENT)
+        table.live[key] = value if previous is ABSENT else self._reduce(previous, value)
 
     def clear(self) -> None:
         """Remove the current key's reduced value."""

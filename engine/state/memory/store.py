@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any, TypeVar, overload
 
 from lockgate.engine.state.backend import KeyedStateRestore, KeyedStateStatistics
@@ -25,30 +26,26 @@ from lockgate.engine.state.handles import (
 )
 from lockgate.engine.state.memory.aggregating_state import HeapAggregatingState
 from lockgate.engine.state.memory.entry import FROZEN, StateEntry
+from lockgate.engine.state.memory.formats import to_plain_of, ttl_format_of
+from lockgate.engine.state.memory.layers import Layers
 from lockgate.engine.state.memory.list_state import HeapListState
 from lockgate.engine.state.memory.map_state import HeapMapState
 from lockgate.engine.state.memory.reducing_state import HeapReducingState
 from lockgate.engine.state.memory.snapshot import KeyedStateSnapshot
-from lockgate.engine.state.memory.ttl_container_state import (
-    TtlAggregatingState,
-    TtlListState,
-    export_aggregate,
-    export_list,
-    restore_container,
-)
-from lockgate.engine.state.memory.ttl_map_state import TtlMapState, export_map, restore_map
-from lockgate.engine.state.memory.ttl_value_state import (
-    TtlReducingState,
-    TtlValueState,
-    export_value,
-    restore_value,
-)
+from lockgate.engine.state.memory.ttl_container_state import TtlAggregatingState, TtlListState
+from lockgate.engine.state.memory.ttl_map_state import TtlMapState
+from lockgate.engine.state.memory.ttl_value_state import TtlReducingState, TtlValueState
 from lockgate.engine.state.memory.value_state import HeapValueState
+from lockgate.engine.state.memory.versioned_table import VersionedTable
+from lockgate.engine.state.memory.versions import SnapshotVersion, SnapshotVersions
 from lockgate.engine.state.state_kinds import StateKinds
 from lockgate.engine.state.ttl import TtlPolicy
 from lockgate.engine.time.clock import Clock, SystemClock
 
-__all__ = ["KeyedStateStore"]
+__all__ = ["FOLD_BUDGET", "KeyedStateStore"]
+
+FOLD_BUDGET = 8_192
+"""Entries a fold step moves at most: well under a millisecond of the event loop."""
 
 V = TypeVar("V")
 UK = TypeVar("UK")
@@ -58,25 +55,6 @@ ACC = TypeVar("ACC")
 OUT = TypeVar("OUT")
 
 
-# States whose tables hold StateEntry containers, and how a snapshot makes them plain.
-_CONTAINERS: tuple[tuple[type[StateDescriptor], Callable[[Any], Any]], ...] = (
-    (ListStateDescriptor, HeapListState.to_plain),
-    (MapStateDescriptor, HeapMapState.to_plain),
-    (AggregatingStateDescriptor, HeapAggregatingState.to_plain),
-)
-
-# How states with a TTL store values: the snapshot export, and the wrapping of restored ones.
-_TTL_FORMATS: tuple[
-    tuple[type[StateDescriptor], Callable[[Any, float], Any], Callable[[Any, float], Any]], ...
-] = (
-    (ValueStateDescriptor, export_value, restore_value),
-    (ReducingStateDescriptor, export_value, restore_value),
-    (ListStateDescriptor, export_list, restore_container),
-    (AggregatingStateDescriptor, export_aggregate, restore_container),
-    (MapStateDescriptor, export_map, restore_map),
-)
-
-
 class KeyedStateStore:
     """The keyed state of one operator subtask: a table per state name, keyed by key.
 
@@ -84,10 +62,13 @@ class KeyedStateStore:
     user function for a record. Keys are stored as they are; their key groups are computed
     only when a snapshot is split (``KeyedStateSnapshot.by_key_group``), never per record.
 
-    Invariant: ``snapshot`` is consistent and cheap (a shallow copy per table), because no
-    write changes anything a snapshot references: values are replaced wholesale (so users
-    must not change a value in place after storing it, as with Flink's heap backend), and
-    list, map and aggregating containers are copied on their first write after a snapshot.
+    Invariant: ``snapshot`` is consistent and takes O(states) time whatever the number of
+    keys: each table (``VersionedTable``) freezes its layers as a version and starts a new
+    live layer, and no write changes anything a version holds: values are replaced wholesale
+    (so users must not change a value in place after storing it, as with Flink's heap
+    backend), list, map and aggregating containers are copied on their first write after a
+    snapshot, and both land in the live layer. ``fold`` merges the layers again, in bounded
+    steps, changing frozen layers only once every snapshot holding them was released.
     Tables hold no empty entries: a cleared or emptied key is removed.
 
     States declared with a TTL (``descriptor.ttl``) read time from ``clock``. Their values
@@ -112,6 +93,7 @@ class KeyedStateStore:
         "_restore",
         "_restored_at",
         "_restorers",
+        "_versions",
         "current_key",
         "epoch",
         "tables",
@@ -119,7 +101,7 @@ class KeyedStateStore:
 
     def __init__(self, clock: Clock | None = None, *, owner: str | None = None) -> None:
         """Read time (for TTLs) from ``clock``; ``owner`` names the operator in errors."""
-        self.tables: dict[str, dict[Any, Any]] = {}
+        self.tables: dict[str, VersionedTable] = {}
         self.current_key: Any = None
         self.epoch = 0
         self._clock: Clock = SystemClock() if clock is None else clock
@@ -132,13 +114,14 @@ class KeyedStateStore:
         self._restore: KeyedStateRestore = "none"
         self._copies = 0
         self._kinds = StateKinds(owner)
+        self._versions = SnapshotVersions()
 
     @property
     def has_states(self) -> bool:
         """Whether any state was declared or restored."""
         return bool(self.tables) or bool(self._kinds.snapshot())
 
-    def table(self, descriptor: StateDescriptor) -> dict[Any, Any]:
+    def table(self, descriptor: StateDescriptor) -> VersionedTable:
         """Return the raw table behind ``descriptor``, declaring it on first use.
 
         A table restored before its declaration is found by name. Writers of a raw table
@@ -216,22 +199,53 @@ class KeyedStateStore:
         """Every state declared so far, by name (restored states not declared yet are not)."""
         return dict(self._declared)
 
-    def snapshot(self) -> KeyedStateSnapshot:
-        """Take a consistent copy of every table: the synchronous part of a checkpoint.
+    def snapshot(self, *, copy: bool = False) -> KeyedStateSnapshot:
+        """Take a consistent version of every table: the synchronous part of a checkpoint.
 
-        Costs one shallow ``dict.copy`` per table (linear in the keys it holds) and starts
-        a new epoch, so later writes copy the containers the snapshot shares.
+        O(states), whatever the number of keys: each table freezes its layers and starts a
+        new live one, and a new epoch starts, so later writes copy the containers the
+        snapshot shares. The snapshot holds its version until ``release``d (or collected).
+        With ``copy``, it holds a shallow copy of each table instead, made now and linear in
+        the keys (how snapshots were taken before versions; ``bench/snapshot_sync.py``
+        measures both), and no version.
         """
-        tables = {name: table.copy() for name, table in self.tables.items() if table}
+        tables: dict[str, Layers]
+        version: SnapshotVersion | None = None
+        if copy:
+            copies = ((name, table.copy()) for name, table in self.tables.items())
+            tables = {name: (copied,) for name, copied in copies if copied}
+        else:
+            frozen = ((name, table.freeze()) for name, table in self.tables.items())
+            tables = {name: layers for name, layers in frozen if layers}
+            version = self._versions.take()
         plain = {name: self._plain[name] for name in tables.keys() & self._plain.keys()}
         self.epoch += 1
         kinds = self._kinds.snapshot()
-        if not self._expiring:
-            return KeyedStateSnapshot(tables, plain, kinds=kinds)
         expiring = {name: self._expiring[name] for name in tables.keys() & self._expiring.keys()}
+        time = self._clock.now() if expiring else 0.0
         return KeyedStateSnapshot(
-            tables, plain, expiring=expiring, time=self._clock.now(), kinds=kinds
+            tables,
+            plain,
+            expiring=expiring,
+            time=time,
+            kinds=kinds,
+            version=version,
+            fold=self.fold,
         )
+
+    def fold(self, budget: int = FOLD_BUDGET) -> bool:
+        """Merge the tables' layers by about ``budget`` entries; return whether more can be done.
+
+        Called on the event loop between batches, until it returns ``False``; layers that a
+        held snapshot may read change only by being merged into a new dict.
+        """
+        held = self._versions.held() > 0
+        done = 0
+        for table in list(self.tables.values()):
+            done += table.fold(budget - done, held=held)
+            if done >= budget:
+                return True
+        return done > 0
 
     def restore(
         self,
@@ -263,15 +277,21 @@ class KeyedStateStore:
     def statistics(self) -> KeyedStateStatistics:
         """Return the states and entries held, the snapshot counters, and how it was restored."""
         # A list first: a restore may add a table from a worker thread meanwhile.
-        entries = sum(len(table) for table in list(self.tables.values()))
+        tables = list(self.tables.values())
         return KeyedStateStatistics(
-            len(self.tables), entries, self.epoch, self._copies, self._restore
+            len(tables),
+            sum(len(table) for table in tables),
+            self.epoch,
+            self._copies,
+            self._restore,
+            versions_held=self._versions.held(),
+            frozen_layers=sum(table.frozen_layers for table in tables),
         )
 
     def close(self) -> None:
         """Release nothing: heap state goes with the store (``KeyedStateBackend`` asks it)."""
 
-    def _ttl_state(self, descriptor: StateDescriptor, table: dict[Any, Any]) -> Any:
+    def _ttl_state(self, descriptor: StateDescriptor, table: VersionedTable) -> Any:
         policy = self._policies[descriptor.name]
         match descriptor:
             case ValueStateDescriptor():
@@ -286,45 +306,51 @@ class KeyedStateStore:
                 assert isinstance(descriptor, AggregatingStateDescriptor)
                 return TtlAggregatingState(self, table, descriptor.aggregate_function, policy)
 
-    def _declare(self, descriptor: StateDescriptor) -> dict[Any, Any]:
+    def _declare(self, descriptor: StateDescriptor) -> VersionedTable:
         self._kinds.declare(descriptor)
         self._declared[descriptor.name] = descriptor
-        table = self.tables.setdefault(descriptor.name, {})
+        table = self._table(descriptor.name)
         if descriptor.ttl is not None:
             return self._declare_ttl(descriptor, descriptor.ttl.ttl, table)
-        to_plain = _to_plain(descriptor)
+        to_plain = to_plain_of(descriptor)
         if to_plain is not None:
             self._plain[descriptor.name] = to_plain
-            _freeze(table)
+            # Values restored before the declaration are plain: entries no epoch owns.
+            table.rewrite(partial(StateEntry, FROZEN))
         return table
 
     def _declare_ttl(
-        self, descriptor: StateDescriptor, ttl: float, table: dict[Any, Any]
-    ) -> dict[Any, Any]:
+        self, descriptor: StateDescriptor, ttl: float, table: VersionedTable
+    ) -> VersionedTable:
         assert descriptor.ttl is not None
         name = descriptor.name
-        export, restorer = _ttl_format(descriptor)
+        export, restorer = ttl_format_of(descriptor)
         self._policies[name] = TtlPolicy(descriptor.ttl, self._clock)
         self._expiring[name] = export
         self._restorers[name] = restorer
         # Values restored before the declaration are plain; they live ttl from the restore.
         deadline = self._restored_at + ttl
-        for key, value in table.items():
-            table[key] = restorer(value, deadline)
+        table.rewrite(lambda value: restorer(value, deadline))
+        return table
+
+    def _table(self, name: str) -> VersionedTable:
+        table = self.tables.get(name)
+        if table is None:
+            table = self.tables[name] = VersionedTable()
         return table
 
     def _load(self, name: str, values: Mapping[Any, Any]) -> None:
-        table = self.tables.setdefault(name, {})
+        live = self._table(name).live  # a restore fills a fresh store: nothing is frozen
         restorer = self._restorers.get(name)
         if restorer is not None:
             deadline = self._policies[name].deadline()
             items = sharing_the_gil(values.items())
-            table.update((key, restorer(value, deadline)) for key, value in items)
+            live.update((key, restorer(value, deadline)) for key, value in items)
         elif name in self._plain:
             items = sharing_the_gil(values.items())
-            table.update((key, StateEntry(FROZEN, value)) for key, value in items)
+            live.update((key, StateEntry(FROZEN, value)) for key, value in items)
         else:
-            table.update(values)
+            live.update(values)
 
     def __repr__(self) -> str:
         entries = sum(len(table) for table in self.tables.values())
@@ -332,25 +358,3 @@ class KeyedStateStore:
             f"<KeyedStateStore states={sorted(self.tables)} entries={entries} "
             f"epoch={self.epoch} current_key={self.current_key!r}>"
         )
-
-
-def _to_plain(descriptor: StateDescriptor) -> Callable[[Any], Any] | None:
-    for kind, to_plain in _CONTAINERS:
-        if isinstance(descriptor, kind):
-            return to_plain
-    return None
-
-
-def _ttl_format(
-    descriptor: StateDescriptor,
-) -> tuple[Callable[[Any, float], Any], Callable[[Any, float], Any]]:
-    for kind, export, restorer in _TTL_FORMATS:
-        if isinstance(descriptor, kind):
-            return export, restorer
-    raise TypeError(f"state '{descriptor.name}' needs a keyed state descriptor to have a TTL")
-
-
-def _freeze(table: dict[Any, Any]) -> None:
-    # Values restored before the declaration are plain; wrap them as entries no epoch owns.
-    for key, value in table.items():
-        table[key] = StateEntry(FROZEN, value)

@@ -9,6 +9,7 @@ from lockgate.engine.state.memory.aggregating_state import HeapAggregatingState
 from lockgate.engine.state.memory.copy_on_write import CopyOnWriteState
 from lockgate.engine.state.memory.entry import FROZEN, StateEntry
 from lockgate.engine.state.memory.list_state import HeapListState
+from lockgate.engine.state.memory.versioned_table import VersionedTable
 from lockgate.engine.state.scope import StateScope
 from lockgate.engine.state.ttl import EXPIRED, TtlPolicy, TtlValue
 
@@ -55,28 +56,26 @@ class TtlContainerState(CopyOnWriteState[C], Generic[C]):
     _policy: TtlPolicy
 
     def _readable(self) -> C | None:
-        table: dict[Any, TtlValue[StateEntry[C]]] = self._table  # type: ignore[assignment]
-        stored = self._policy.read(table, self._scope.current_key)
+        stored: TtlValue[StateEntry[C]] | None = self._policy.read(
+            self._table, self._scope.current_key
+        )
         return None if stored is None else stored.value.value
 
     def _writable(self) -> StateEntry[C]:
         scope = self._scope
-        stored: TtlValue[StateEntry[C]] | None = self._policy.live(
-            self._table,  # type: ignore[arg-type]
-            scope.current_key,
-        )
+        stored: TtlValue[StateEntry[C]] | None = self._policy.live(self._table, scope.current_key)
         entry = None if stored is None else stored.value
         if entry is None:
             entry = StateEntry(scope.epoch, self._empty())
         elif entry.epoch != scope.epoch:
             entry = StateEntry(scope.epoch, self._copy(entry.value))
             scope.note_copy()
-        self._table[scope.current_key] = self._policy.stamp(entry)  # type: ignore[assignment]
+        self._table[scope.current_key] = self._policy.stamp(entry)
         return entry
 
     def _replace(self, value: C) -> None:
         entry = StateEntry(self._scope.epoch, value)
-        self._table[self._scope.current_key] = self._policy.stamp(entry)  # type: ignore[assignment]
+        self._table[self._scope.current_key] = self._policy.stamp(entry)
 
 
 class TtlListState(TtlContainerState[list[V]], HeapListState[V]):
@@ -84,7 +83,7 @@ class TtlListState(TtlContainerState[list[V]], HeapListState[V]):
 
     __slots__ = ("_policy",)
 
-    def __init__(self, scope: StateScope, table: dict[Any, Any], policy: TtlPolicy) -> None:
+    def __init__(self, scope: StateScope, table: VersionedTable, policy: TtlPolicy) -> None:
         super().__init__(scope, table)
         self._policy = policy
 
@@ -97,7 +96,7 @@ class TtlAggregatingState(TtlContainerState[Any], HeapAggregatingState[IN, OUT])
     def __init__(
         self,
         scope: StateScope,
-        table: dict[Any, Any],
+        table: VersionedTable,
         aggregate_function: AggregateFunction[IN, Any, OUT],
         policy: TtlPolicy,
     ) -> None:

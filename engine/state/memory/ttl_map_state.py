@@ -7,6 +7,7 @@ from typing import Any, Generic, TypeVar
 
 from lockgate.engine.state.memory.entry import FROZEN, StateEntry
 from lockgate.engine.state.memory.map_state import HeapMapState
+from lockgate.engine.state.memory.versioned_table import VersionedTable
 from lockgate.engine.state.scope import StateScope
 from lockgate.engine.state.ttl import EXPIRED, TtlPolicy, TtlValue
 
@@ -36,7 +37,7 @@ class TtlMapState(HeapMapState[UK, Any], Generic[UK, UV]):
 
     __slots__ = ("_policy",)
 
-    def __init__(self, scope: StateScope, table: dict[Any, Any], policy: TtlPolicy) -> None:
+    def __init__(self, scope: StateScope, table: VersionedTable, policy: TtlPolicy) -> None:
         super().__init__(scope, table)
         self._policy = policy
 

@@ -7,6 +7,7 @@ from typing import Any, TypeVar
 
 from lockgate.engine.state.memory.reducing_state import HeapReducingState
 from lockgate.engine.state.memory.value_state import HeapValueState
+from lockgate.engine.state.memory.versioned_table import VersionedTable
 from lockgate.engine.state.scope import StateScope
 from lockgate.engine.state.ttl import EXPIRED, TtlPolicy, TtlValue
 
@@ -31,7 +32,7 @@ class TtlValueState(HeapValueState[V]):
     __slots__ = ("_policy",)
 
     def __init__(
-        self, scope: StateScope, table: dict[Any, Any], default: V, policy: TtlPolicy
+        self, scope: StateScope, table: VersionedTable, default: V, policy: TtlPolicy
     ) -> None:
         super().__init__(scope, table, default)
         self._policy = policy
@@ -57,7 +58,7 @@ class TtlReducingState(HeapReducingState[V]):
     def __init__(
         self,
         scope: StateScope,
-        table: dict[Any, Any],
+        table: VersionedTable,
         reduce_function: Callable[[V, V], V],
         policy: TtlPolicy,
     ) -> None:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from lockgate.engine.state.handles import ValueState
+from lockgate.engine.state.memory.versioned_table import VersionedTable
 from lockgate.engine.state.scope import StateScope
 
 __all__ = ["HeapValueState"]
@@ -22,7 +23,7 @@ class HeapValueState(ValueState[V]):
 
     __slots__ = ("_default", "_scope", "_table")
 
-    def __init__(self, scope: StateScope, table: dict[Any, Any], default: V) -> None:
+    def __init__(self, scope: StateScope, table: VersionedTable, default: V) -> None:
         self._scope = scope
         self._table = table
         self._default = default
@@ -36,7 +37,7 @@ class HeapValueState(ValueState[V]):
         if value is None:
             self.clear()
         else:
-            self._table[self._scope.current_key] = value
+            self._table.live[self._scope.current_key] = value
 
     def clear(self) -> None:
         """Remove the current key's value."""

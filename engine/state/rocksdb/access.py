@@ -1,15 +1,15 @@
-"""StateAccess: how a RocksDB state handle reads and writes the entries of the current key."""
+"""StateAccess: where one state's entries lie in RocksDB, read there when they are not cached."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
 from rocksdict import Rdict, WriteBatch
 
 from lockgate.engine.state.rocksdb.database import Entry, scan
 from lockgate.engine.state.rocksdb.keys import KeyCodec, prefix_end
-from lockgate.engine.state.rocksdb.values import PLAIN, split, stamped
+from lockgate.engine.state.rocksdb.values import split, stamped
 from lockgate.engine.state.ttl import StateTtlConfig, TtlPolicy
 from lockgate.engine.time.clock import Clock
 
@@ -31,15 +31,18 @@ class RestoreScope(Protocol):
 
 
 class StateAccess:
-    """The entries of one state, read and written for the scope's current key, with its TTL.
+    """The RocksDB entries of one state: their keys, point reads, and scans with the TTL.
 
-    Without a TTL, values are stored plain. With one, every write stamps a fresh deadline;
-    a read never returns an expired value and deletes it; ``read`` refreshes the deadline
-    when the TTL says reads do, ``live`` never does. Values restored without a deadline
-    expire ``ttl`` after the restore.
+    The write-back cache (``cache``, ``entries``) reads a key it does not hold with ``get``
+    and writes values back itself. A scan (a map's entries) reads RocksDB directly, after
+    the cache wrote back what the scan covers: ``checked`` never returns an expired value
+    and deletes it, and refreshes the deadline of the others when the TTL says reads do.
+    Values restored without a deadline expire ``ttl`` after the restore. Every write calls
+    ``settle`` first (the cache's: no snapshot's window may be open while the event loop
+    writes RocksDB).
     """
 
-    __slots__ = ("_db", "_last", "_locate", "_policy", "_scope", "_ttl", "state_id")
+    __slots__ = ("_db", "_last", "_locate", "_policy", "_scope", "_settle", "_ttl", "state_id")
 
     def __init__(
         self,
@@ -49,8 +52,10 @@ class StateAccess:
         state_id: bytes,
         ttl: StateTtlConfig | None,
         clock: Clock,
+        settle: Callable[[], None],
     ) -> None:
         self._scope = scope
+        self._settle = settle
         self._db = db
         self._locate = codec.locate
         self._last: tuple[Any, bytes] = (_NO_KEY, b"")  # a key and its RocksDB key
@@ -71,40 +76,19 @@ class StateAccess:
             self._last = (key, db_key)
         return db_key
 
-    def read(self, db_key: bytes) -> bytes | None:
-        """Return the live payload under ``db_key``, refreshed if reads refresh; else None."""
-        stored = self._db.get(db_key)
-        if stored is None:
-            return None
-        return stored[1:] if self._policy is None else self._checked(db_key, stored, refresh=True)
+    def get(self, db_key: bytes) -> bytes | None:
+        """Return what RocksDB stores under ``db_key`` (header and payload), or None."""
+        stored: bytes | None = self._db.get(db_key)
+        return stored
 
-    def live(self, db_key: bytes) -> bytes | None:
-        """Return the live payload under ``db_key`` without refreshing it; else None."""
-        stored = self._db.get(db_key)
-        if stored is None:
-            return None
-        return stored[1:] if self._policy is None else self._checked(db_key, stored, refresh=False)
+    def get_many(self, db_keys: list[bytes]) -> list[bytes | None]:
+        """Return what RocksDB stores under each of ``db_keys`` (one multi-get), or None."""
+        stored: list[bytes | None] = self._db.get(db_keys)  # type: ignore[arg-type, assignment]
+        return stored
 
     def checked(self, db_key: bytes, stored: bytes) -> bytes | None:
         """Return the payload of a scanned entry if live (refreshed if reads refresh)."""
         return stored[1:] if self._policy is None else self._checked(db_key, stored, refresh=True)
-
-    def write(self, db_key: bytes, payload: bytes) -> None:
-        """Store ``payload`` under ``db_key``, with a fresh deadline if the state has a TTL."""
-        if self._policy is None:
-            self._db[db_key] = PLAIN + payload
-        else:
-            self._db[db_key] = stamped(payload, self._policy.deadline())
-
-    def stored(self, payload: bytes) -> bytes:
-        """Return ``payload`` as it is stored: plain, or with a fresh deadline."""
-        if self._policy is None:
-            return PLAIN + payload
-        return stamped(payload, self._policy.deadline())
-
-    def delete(self, db_key: bytes) -> None:
-        """Remove the entry under ``db_key``, if there is one."""
-        self._db.delete(db_key)
 
     def scan(self, prefix: bytes) -> Iterator[Entry]:
         """Yield every (key, stored value) whose key starts with ``prefix``, in key order."""
@@ -112,6 +96,7 @@ class StateAccess:
 
     def apply(self, batch: WriteBatch) -> None:
         """Write ``batch`` atomically."""
+        self._settle()
         self._db.write(batch)
 
     def _checked(self, db_key: bytes, stored: bytes, *, refresh: bool) -> bytes | None:
@@ -120,9 +105,11 @@ class StateAccess:
         if deadline is None:  # restored: it lives a full ttl from the restore
             deadline = self._scope.restored_at + self._ttl
         if deadline <= self._policy.now():
+            self._settle()
             self._db.delete(db_key)
             return None
         if refresh and self._policy.refreshes_on_read:
+            self._settle()
             self._db[db_key] = stamped(payload, self._policy.deadline())
         return payload
 

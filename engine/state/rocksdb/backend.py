@@ -12,7 +12,7 @@ from pathlib import Path
 
 from lockgate.engine.state.backend import KeyedStateBackend, KeyedStateBackendSpec
 from lockgate.engine.state.rocksdb.local_run import LocalRun
-from lockgate.engine.state.rocksdb.options import CompactionStyle, RocksDBOptions
+from lockgate.engine.state.rocksdb.options import CACHE_ENTRIES, CompactionStyle, RocksDBOptions
 
 __all__ = ["RocksDBStateBackend"]
 
@@ -27,11 +27,15 @@ class RocksDBStateBackend:
     ``compaction_style`` (``"level"``, the default, or ``"universal"``: Flink's
     ``state.backend.rocksdb.compaction.style``) once ``level0_compaction_trigger`` level-0
     files pile up (RocksDB's default 4); ``options`` holds both, validated when the backend
-    is made (see ``RocksDBOptions``). A restore that keeps a subtask's key-group range opens
-    the files of its incremental (RocksDB) checkpoint as the subtask's database, downloaded
-    into a folder under ``path`` first (``native_restore_folder``). Each run of a job claims
-    its folders (``claim_local_state``: a lock file under ``path`` that dies with its
-    process), and removes on start the folders of the job's runs whose process is gone.
+    is made (see ``RocksDBOptions``). In front of each database a write-back cache keeps
+    the values of up to ``cache_entries`` hot keys as Python objects (``CACHE_ENTRIES`` by
+    default), written back on eviction and before every snapshot. A restore of an
+    incremental (RocksDB) checkpoint opens its files as each subtask's database, downloaded
+    into a folder under ``path`` first (``native_restore_folder``); at another parallelism
+    the key groups a subtask does not own are deleted from them, and the rest of its key
+    groups inserted from the files of the other old subtasks that held them. Each run of a
+    job claims its folders (``claim_local_state``: a lock file under ``path`` that dies with
+    its process), and removes on start the folders of the job's runs whose process is gone.
     """
 
     name = "rocksdb"
@@ -42,14 +46,16 @@ class RocksDBStateBackend:
         *,
         compaction_style: CompactionStyle = "level",
         level0_compaction_trigger: int = 4,
+        cache_entries: int = CACHE_ENTRIES,
     ) -> None:
         """Keep databases under ``path``, tuned as the keyword options say.
 
         Raises:
-            ValueError: an unknown or ``"fifo"`` compaction style, or a trigger below 1.
+            ValueError: an unknown or ``"fifo"`` compaction style, a trigger below 1, or a
+                cache of fewer than 1 entry.
         """
         self.path = Path(tempfile.gettempdir() if path is None else path)
-        self.options = RocksDBOptions(compaction_style, level0_compaction_trigger)
+        self.options = RocksDBOptions(compaction_style, level0_compaction_trigger, cache_entries)
 
     def create_keyed_state_backend(self, spec: KeyedStateBackendSpec) -> KeyedStateBackend:
         """Return a new ``RocksDBKeyedStateStore`` in a folder of its own under ``path``."""
@@ -81,5 +87,6 @@ class RocksDBStateBackend:
         return (
             f"RocksDBStateBackend(path={str(self.path)!r}, "
             f"compaction_style={self.options.compaction_style!r}, "
-            f"level0_compaction_trigger={self.options.level0_compaction_trigger})"
+            f"level0_compaction_trigger={self.options.level0_compaction_trigger}, "
+            f"cache_entries={self.options.cache_entries})"
         )

@@ -18,6 +18,7 @@ from typing import Any
 from rocksdict import AccessType, Options, Rdict, ReadOptions
 
 from lockgate.engine.state.native_snapshot import NativeFile
+from lockgate.engine.state.rocksdb.frozen import FrozenWrites
 from lockgate.engine.state.rocksdb.keys import state_id_bytes
 from lockgate.engine.state.rocksdb.snapshot import RocksDBKeyedStateSnapshot, StateFormat
 
@@ -33,17 +34,20 @@ _SHAREABLE_SUFFIX = ".sst"
 class RocksDBCheckpointSnapshot:
     """The keyed state of one subtask as a RocksDB checkpoint in the folder ``folder``.
 
-    Invariant: the folder never changes until ``discard`` deletes it (the SST files are hard
-    links of immutable files; the others are copies), so its files may be uploaded from a
-    worker thread while the store goes on writing. ``folder`` is ``None`` for a store that
-    never opened its database: no files, no entries. ``by_key_group`` opens the folder
-    read-only and reads it as ``RocksDBKeyedStateSnapshot`` reads a live database, TTL
-    included (``times`` are the clock times of the snapshot and of the store's last restore).
+    Invariant: the folder never changes until ``discard`` deletes it (the SST files are hard links
+    of immutable files; the others are copies), so its files may be uploaded from a worker thread
+    while the store goes on writing. ``folder`` is ``None`` for a store that never opened its
+    database: no files, no entries. Taken by a store, it gets its folder when its window
+    (``frozen``) closes: ``seal`` (the first call of ``files``, ``by_key_group`` or ``state_names``)
+    writes back what only the cache held at the snapshot, then takes the RocksDB checkpoint
+    (``rocksdb.frozen``). ``by_key_group`` opens the folder read-only and reads it as
+    ``RocksDBKeyedStateSnapshot`` reads a live database, TTL included (``times`` are the clock times
+    of the snapshot and of the store's last restore).
     """
 
     backend = "rocksdb"
 
-    __slots__ = ("_formats", "_max_parallelism", "_times", "entries", "folder", "kinds")
+    __slots__ = ("_formats", "_frozen", "_max_parallelism", "_times", "entries", "folder", "kinds")
 
     def __init__(
         self,
@@ -54,8 +58,10 @@ class RocksDBCheckpointSnapshot:
         kinds: Mapping[str, str],
         entries: int = 0,
         times: tuple[float, float] = (0.0, 0.0),
+        frozen: FrozenWrites[Path | None] | None = None,
     ) -> None:
         self.folder = folder
+        self._frozen = frozen
         self._formats = dict(formats)
         self._max_parallelism = max_parallelism
         self._times = times
@@ -73,13 +79,24 @@ class RocksDBCheckpointSnapshot:
         with self._view() as view:
             return view.by_key_group(max_parallelism)
 
+    def seal(self) -> Path | None:
+        """Return the folder, closing the window first if it is open (a worker's job).
+
+        Raises:
+            RuntimeError: the snapshot was discarded before.
+        """
+        if self._frozen is not None:
+            self.folder, self._frozen = self._frozen.close(), None
+        return self.folder
+
     def files(self) -> list[NativeFile]:
         """Every file of the checkpoint; the SST files are the shareable ones."""
-        if self.folder is None:
+        folder = self.seal()
+        if folder is None:
             return []
         return [
             NativeFile(path.name, path.stat().st_size, path, path.suffix == _SHAREABLE_SUFFIX)
-            for path in sorted(self.folder.iterdir())
+            for path in sorted(folder.iterdir())
         ]
 
     def description(self) -> dict[str, Any]:
@@ -98,16 +115,19 @@ class RocksDBCheckpointSnapshot:
         }
 
     def discard(self) -> None:
-        """Delete the checkpoint's folder; doing it again does nothing."""
+        """Delete the checkpoint's folder (cancel its window if open); again does nothing."""
+        if self._frozen is not None:
+            self.folder, self._frozen = self._frozen.discard(), None
         if self.folder is not None:
             shutil.rmtree(self.folder, ignore_errors=True)
 
     @contextmanager
     def _view(self) -> Iterator[RocksDBKeyedStateSnapshot]:
-        if self.folder is None:
+        folder = self.seal()
+        if folder is None:
             yield _snapshot(None, self.description())
         else:
-            with _opened(self.folder, self.description()) as view:
+            with _opened(folder, self.description()) as view:
                 yield view
 
     def __repr__(self) -> str:

@@ -105,6 +105,10 @@ class StateDatabase:
         """
         return self.db.iter(ReadOptions())
 
+    def snapshot_if_open(self) -> RdictIter | None:
+        """Return ``snapshot()``, or ``None`` if the database was never opened."""
+        return self.snapshot() if self._db is not None else None
+
     def checkpoint(self) -> Path | None:
         """Write a RocksDB checkpoint of the database to a new folder and return the folder.
 

@@ -11,6 +11,11 @@ monotonic and means nothing to the new one, so their values get what a restore f
 gives them: those expired when the snapshot was taken are deleted, the others lose their
 deadline and live a full ``ttl`` from this restore (``restart_deadlines``). That rewrites the
 entries of the states with a TTL, and only theirs.
+
+A restore at another parallelism may hand a subtask the files of an old subtask whose key
+groups are a superset of its own (scaling out): the description then names the key groups
+to keep (``"key_groups"``), and ``keep_only`` deletes the others with two range deletions,
+as Flink's RocksDB backend does: tombstones, no value read or written.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from lockgate.engine.state.rocksdb.keys import prefix_end
 from lockgate.engine.state.rocksdb.snapshot import StateFormat
 from lockgate.engine.state.rocksdb.values import plain, split
 
-__all__ = ["RestoredFiles"]
+__all__ = ["RestoredFiles", "keep_only"]
 
 _BATCH_ENTRIES = 4_096
 
@@ -44,6 +49,7 @@ class RestoredFiles:
     formats: dict[bytes, StateFormat]
     time: float
     restored_at: float
+    key_groups: range | None = None
 
     @classmethod
     def described(cls, description: Mapping[str, Any], max_parallelism: int) -> RestoredFiles:
@@ -60,7 +66,10 @@ class RestoredFiles:
                 f"{description['max_parallelism']}, the store by {max_parallelism}; "
                 "restore them from key groups instead"
             )
-        return cls(formats_in(description), description["time"], description["restored_at"])
+        kept = description.get("key_groups")
+        key_groups = None if kept is None else range(*kept)
+        times = (description["time"], description["restored_at"])
+        return cls(formats_in(description), *times, key_groups)
 
     @property
     def last_id(self) -> int:
@@ -70,6 +79,11 @@ class RestoredFiles:
         there, and the new id is higher than the old one and listed.
         """
         return max((int.from_bytes(state_id, "big") for state_id in self.formats), default=0)
+
+    def keep_only(self, db: Rdict, max_parallelism: int) -> None:
+        """Delete every entry outside ``key_groups`` (keys begin with their key group)."""
+        if self.key_groups is not None:
+            keep_only(db, self.key_groups, max_parallelism)
 
     def restart_deadlines(self, db: Rdict, max_parallelism: int) -> None:
         """Delete what had expired in the states with a TTL; store the rest without a deadline."""
@@ -101,3 +115,15 @@ class RestoredFiles:
     def __repr__(self) -> str:
         names = sorted(state.name for state in self.formats.values())
         return f"<RestoredFiles states={names} time={self.time}>"
+
+
+def keep_only(db: Rdict, key_groups: range, max_parallelism: int) -> None:
+    """Delete every entry of ``db`` outside ``key_groups``: two range deletions at most."""
+    if key_groups.start > 0:
+        db.delete_range(_group(0), _group(key_groups.start))
+    if key_groups.stop < max_parallelism:
+        db.delete_range(_group(key_groups.stop), _group(max_parallelism))
+
+
+def _group(group: int) -> bytes:
+    return group.to_bytes(2, "big")

@@ -10,6 +10,7 @@ from rocksdict import RdictIter
 
 from lockgate.engine.state.key_groups import key_group_for
 from lockgate.engine.state.rocksdb.database import Entry, scan_view
+from lockgate.engine.state.rocksdb.frozen import FrozenWrites
 from lockgate.engine.state.rocksdb.keys import decode_key, prefix_end, unframe
 from lockgate.engine.state.rocksdb.values import load, load_items, split
 
@@ -40,10 +41,12 @@ class StateFormat:
 class RocksDBKeyedStateSnapshot:
     """The keyed state of one subtask as it was when ``RocksDBKeyedStateStore.snapshot`` returned.
 
-    Invariant: it never changes. It reads through a RocksDB iterator made by ``snapshot``,
-    which sees the database as it was then (its memtables and files stay alive while the
-    snapshot does), so ``by_key_group`` may run in a worker thread while the event loop keeps
-    writing to the store; values come out as new objects. One thread at a time may use it.
+    Invariant: it never changes. It reads through a RocksDB iterator that sees the database
+    as it was at ``snapshot`` (its memtables and files stay alive while the snapshot does),
+    so ``by_key_group`` may run in a worker thread while the event loop keeps writing to the
+    store; values come out as new objects. One thread at a time may use it. Taken by a
+    store, it gets the iterator when its window (``frozen``) closes: the first read closes
+    it, writing back what only the cache held at ``snapshot`` first (``rocksdb.frozen``).
     Values of states with a TTL that had expired at the clock time of the snapshot are left
     out; values restored without a deadline expire ``ttl`` after the restore. ``entries`` is
     RocksDB's estimate (a map counts one entry per user key).
@@ -51,6 +54,7 @@ class RocksDBKeyedStateSnapshot:
 
     __slots__ = (
         "_formats",
+        "_frozen",
         "_max_parallelism",
         "_restored_at",
         "_source",
@@ -68,13 +72,16 @@ class RocksDBKeyedStateSnapshot:
         kinds: Mapping[str, str],
         entries: int = 0,
         times: tuple[float, float] = (0.0, 0.0),
+        frozen: FrozenWrites[RdictIter | None] | None = None,
     ) -> None:
         """Wrap ``source`` (``None`` for a store that never opened its database).
 
         ``formats`` maps a state id to its format; ``times`` is the clock time of the
-        snapshot and of the last restore; ``max_parallelism`` made the stored key groups.
+        snapshot and of the last restore; ``max_parallelism`` made the stored key groups;
+        ``frozen``, if given, captures the source when it closes (``source`` is ignored).
         """
         self._source = source
+        self._frozen = frozen
         self._formats = dict(formats)
         self._max_parallelism = max_parallelism
         self._time, self._restored_at = times
@@ -141,6 +148,8 @@ class RocksDBKeyedStateSnapshot:
         return next(self._scan(prefix, prefix_end(prefix)), None) is not None
 
     def _scan(self, start: bytes | None, end: bytes | None) -> Iterator[Entry]:
+        if self._frozen is not None:
+            self._source, self._frozen = self._frozen.close(), None
         return iter(()) if self._source is None else scan_view(self._source, start, end)
 
     def __repr__(self) -> str:

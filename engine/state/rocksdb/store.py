@@ -12,16 +12,21 @@ checkpoint's description maps its ids to names. Every attempt starts from a new 
 an empty one, or (``restore_native``) a RocksDB checkpoint's files, with their ids.
 
 Values are pickled (see ``rocksdb_values``); a map stores one entry per user key, so map
-access never reads the whole map. Only a bounded cache of encoded keys lives in Python: the
+access never reads the whole map. In front of the database sits a write-back cache of hot
+keys (``rocksdb.cache``): at most ``RocksDBOptions.cache_entries`` values as Python objects,
+each with its encoded key, written back in batches on eviction and before every scan. The
 state itself lives in RocksDB, and may be larger than memory.
 
-Snapshots: ``snapshot`` creates a RocksDB iterator, which pins the database version current at
-that instant (memtables and SST files) at O(1) cost; ``by_key_group`` walks it later, in a
-worker thread. (``Rdict.snapshot()`` is not used: rocksdict 0.3 iterates such snapshots over
-the live data.) Incremental checkpoints take ``native_snapshot`` instead: a RocksDB checkpoint
-(``rocksdict.Checkpoint``: a flush and hard links to the immutable SST files, see
-``rocksdb_checkpoint``), of which the checkpointer uploads only the files the last completed
-checkpoint did not have.
+Snapshots: ``snapshot`` freezes the cache's dirty entries (a copy of their list, see
+``rocksdb.frozen``) and creates a RocksDB iterator, which pins the database version current
+at that instant (memtables and SST files) at O(1) cost; ``by_key_group`` walks both later,
+in a worker thread, the frozen entries encoded there as they were at the snapshot (the
+event loop encodes first those it changes before). (``Rdict.snapshot()`` is not used:
+rocksdict 0.3 iterates such snapshots over the live data.) Incremental checkpoints take
+``native_snapshot`` instead: a RocksDB checkpoint (``rocksdict.Checkpoint``: a flush and hard
+links to the immutable SST files, see ``rocksdb.checkpoint``) with the frozen entries, which
+its asynchronous part writes into the checkpoint's own folder; the checkpointer uploads only
+the files the last completed checkpoint did not have.
 """
 
 from __future__ import annotations
@@ -49,14 +54,17 @@ from lockgate.engine.state.handles import (
     ValueState,
 )
 from lockgate.engine.state.rocksdb.access import StateAccess
+from lockgate.engine.state.rocksdb.cache import CacheStatistics, WriteBackCache
 from lockgate.engine.state.rocksdb.checkpoint import RocksDBCheckpointSnapshot
 from lockgate.engine.state.rocksdb.database import StateDatabase
-from lockgate.engine.state.rocksdb.keys import KeyCodec, state_id_bytes, unframe
+from lockgate.engine.state.rocksdb.entries import StateEntries, state_entries
+from lockgate.engine.state.rocksdb.keys import KeyCodec, unframe
 from lockgate.engine.state.rocksdb.loader import StateLoader
-from lockgate.engine.state.rocksdb.map_state import RocksDBMapState
+from lockgate.engine.state.rocksdb.map_state import MapStateEntries, RocksDBMapState
 from lockgate.engine.state.rocksdb.options import RocksDBOptions
+from lockgate.engine.state.rocksdb.registry import StateRegistry
 from lockgate.engine.state.rocksdb.restore import RestoredFiles
-from lockgate.engine.state.rocksdb.snapshot import RocksDBKeyedStateSnapshot, StateFormat
+from lockgate.engine.state.rocksdb.snapshot import RocksDBKeyedStateSnapshot
 from lockgate.engine.state.rocksdb.states import (
     RocksDBAggregatingState,
     RocksDBListState,
@@ -64,7 +72,6 @@ from lockgate.engine.state.rocksdb.states import (
     RocksDBTable,
     RocksDBValueState,
 )
-from lockgate.engine.state.state_kinds import StateKinds
 from lockgate.engine.time.clock import Clock, SystemClock
 
 __all__ = ["RocksDBKeyedStateStore"]
@@ -77,7 +84,6 @@ ACC = TypeVar("ACC")
 OUT = TypeVar("OUT")
 
 _TABLE_KINDS = ("value", "reducing")
-_RESHAPED_KINDS = ("list", "map")  # stored otherwise than as one pickled value per key
 _KEY_START = 4
 
 
@@ -87,27 +93,31 @@ class RocksDBKeyedStateStore:
     Same surface and results as ``KeyedStateStore``: reads and writes go to ``current_key``;
     handles of all five kinds behave as the heap ones, TTL included (values are stored with
     their deadline, expired ones are never returned, are deleted when accessed and are left
-    out of snapshots; restored values live a full ``ttl`` from the restore). Unlike the heap
-    store, values read are new objects (unpickled), so changing one in place is harmless.
+    out of snapshots; restored values live a full ``ttl`` from the restore). As on the heap,
+    a value read from the cache is the cached object: never change it in place after
+    ``update``.
 
-    Invariant: ``snapshot`` is O(1) and consistent: it pins the database as it is (a RocksDB
-    iterator), which ``by_key_group`` reads later, in another thread, while writes go on.
-    The database lives in the folder ``path`` (created on first use, or moved there from a
-    RocksDB checkpoint's files by ``restore_native``; it must not hold a database already),
-    and ``close`` deletes it. Keys are encoded as ``rocksdb_keys`` says:
-    equal keys give equal bytes, and a map state's user keys of types other than str, bytes,
-    int, float, bool, None and tuples must pickle to equal bytes whenever they are equal.
+    Invariant: the database plus the write-back cache hold every state; ``snapshot`` captures
+    them as they are at O(1) cost (the list of dirty entries, copied on write, and a window
+    that its reader closes: the dirty entries are written back and RocksDB pinned then, in
+    another thread, while writes go on). A value must not change in place but through its
+    handle (a list's ``add``, an aggregate's ``add``), which keeps it for an open window
+    first. The cache holds at most ``options.cache_entries`` entries, whatever the size of
+    the state (twice that while a window is open). The database lives in the folder
+    ``path`` (created on first use, or moved there from a RocksDB checkpoint's files by
+    ``restore_native``; it must not hold a database already), and ``close`` deletes it.
+    Keys are encoded as ``rocksdb_keys`` says: equal keys give equal bytes, and a map
+    state's user keys of types other than str, bytes, int, float, bool, None and tuples
+    must pickle to equal bytes whenever they are equal.
     """
 
     __slots__ = (
+        "_cache",
         "_clock",
         "_codec",
         "_database",
-        "_declared",
-        "_formats",
-        "_ids",
-        "_kinds",
-        "_last_id",
+        "_entries",
+        "_registry",
         "_restore",
         "_restored_at",
         "_snapshots",
@@ -126,17 +136,16 @@ class RocksDBKeyedStateStore:
         """Keep state in a database at ``path``; ``max_parallelism`` groups its keys.
 
         ``owner`` names the operator in error messages (e.g. ``"operator 'sums'"``);
-        ``options`` tune the database's compaction (RocksDB's defaults if ``None``).
+        ``options`` tune the database and size the cache (the defaults if ``None``).
         """
+        options = RocksDBOptions() if options is None else options
         self.current_key: Any = None
         self._clock: Clock = SystemClock() if clock is None else clock
         self._codec = KeyCodec(max_parallelism)
         self._database = StateDatabase(path, options=options)
-        self._kinds = StateKinds(owner)
-        self._declared: dict[str, StateDescriptor] = {}
-        self._ids: dict[str, bytes] = {}
-        self._last_id = 0
-        self._formats: dict[bytes, StateFormat] = {}  # by state id
+        self._cache = WriteBackCache(self._database, options.cache_entries)
+        self._registry = StateRegistry(self._database, self._codec, owner)
+        self._entries: dict[bytes, StateEntries | MapStateEntries] = {}  # by state id
         self._restored_at = 0.0
         self._restore: KeyedStateRestore = "none"
         self._snapshots = 0
@@ -149,7 +158,7 @@ class RocksDBKeyedStateStore:
     @property
     def has_states(self) -> bool:
         """Whether any state was declared or restored."""
-        return bool(self._formats)
+        return bool(self._registry.formats)
 
     def table(self, descriptor: StateDescriptor) -> RocksDBTable[Any]:
         """Return key -> value of a value or reducing state, declaring it on first use.
@@ -159,13 +168,14 @@ class RocksDBKeyedStateStore:
             ValueError: the name was declared before with another descriptor.
             IncompatibleState: the state was restored as another kind.
         """
-        kind = self._declare(descriptor)
+        kind = self._registry.declare(descriptor)
         if kind not in _TABLE_KINDS:
             raise TypeError(
                 f"state '{descriptor.name}' is a {kind} state, which the RocksDB backend keeps "
                 "in its own layout; use get_state() for it"
             )
-        return RocksDBTable(self._access(descriptor), self._codec.max_parallelism)
+        entries = self._values(descriptor)
+        return RocksDBTable(entries, entries.access, self._codec.max_parallelism)
 
     def value_state(self, descriptor: ValueStateDescriptor[V]) -> ValueState[V]:
         """Return the ``ValueState`` declared by ``descriptor``."""
@@ -192,62 +202,79 @@ class RocksDBKeyedStateStore:
             IncompatibleState: the state was restored as another kind.
         """
         check_keyed(descriptor)
-        self._declare(descriptor)
-        access = self._access(descriptor)
+        self._registry.declare(descriptor)
         match descriptor:
             case ValueStateDescriptor():
-                return RocksDBValueState(access, descriptor.default)
+                return RocksDBValueState(self._values(descriptor), self, descriptor.default)
             case ListStateDescriptor():
-                return RocksDBListState(access)
+                return RocksDBListState(self._values(descriptor, items=True), self)
             case MapStateDescriptor():
-                return RocksDBMapState(access)
+                return RocksDBMapState(self._maps(descriptor), self)
             case ReducingStateDescriptor():
-                return RocksDBReducingState(access, descriptor.reduce_function)
+                reduce = descriptor.reduce_function
+                return RocksDBReducingState(self._values(descriptor), self, reduce)
             case _:
                 assert isinstance(descriptor, AggregatingStateDescriptor)
-                return RocksDBAggregatingState(access, descriptor.aggregate_function)
+                function = descriptor.aggregate_function
+                return RocksDBAggregatingState(self._values(descriptor), self, function)
 
     def key_count(self) -> int:
         """How many distinct keys hold state in any state (a pass over the database)."""
+        self._cache.flush()
         count, group, frames = 0, b"", set[bytes]()
         for db_key, _ in self._database.scan():
             if db_key[:2] != group:
                 count, group, frames = count + len(frames), db_key[:2], set()
-            if db_key[2:_KEY_START] in self._formats:
+            if db_key[2:_KEY_START] in self._registry.formats:
                 frames.add(unframe(db_key, _KEY_START)[0])
         return count + len(frames)
 
     def declared_states(self) -> Mapping[str, StateDescriptor]:
         """Every state declared so far, by name (restored states not declared yet are not)."""
-        return dict(self._declared)
+        return dict(self._registry.declared)
+
+    def flush(self) -> int:
+        """Write the cache's dirty entries to RocksDB in one batch; return how many."""
+        return self._cache.flush()
 
     def snapshot(self) -> RocksDBKeyedStateSnapshot:
-        """Take a consistent view of every state: the synchronous part of a checkpoint (O(1))."""
+        """Take a consistent view of every state: the synchronous part of a checkpoint.
+
+        It writes nothing back: it freezes the cache's dirty entries (a copy of their list)
+        and opens a window, which ``by_key_group`` closes (see ``rocksdb.frozen``): it writes
+        them back, then pins RocksDB with an iterator, O(1).
+        """
+        frozen = self._cache.freeze(self._database.snapshot_if_open)
         self._snapshots += 1
         return RocksDBKeyedStateSnapshot(
-            self._database.snapshot() if self._database.is_open else None,
-            self._formats,
+            None,
+            self._registry.formats,
             max_parallelism=self._codec.max_parallelism,
-            kinds=self._kinds.snapshot(),
-            entries=self._database.estimate_entries(),
+            kinds=self._registry.kinds.snapshot(),
+            entries=self._database.estimate_entries() + frozen.size,
             times=(self._clock.now(), self._restored_at),
+            frozen=frozen,
         )
 
     def native_snapshot(self) -> RocksDBCheckpointSnapshot:
         """Take a RocksDB checkpoint of every state: the synchronous part of an incremental one.
 
-        It flushes the memtables and hard-links the SST files into a folder of its own
-        (``StateDatabase.checkpoint``); the checkpointer uploads the files it has not
-        uploaded before, then deletes the folder.
+        It freezes the cache's dirty entries and opens a window, which the checkpointer
+        closes when it first lists the files (``seal``, in a worker thread): it writes them
+        back, then flushes the memtables and hard-links the SST files into a folder of its
+        own (``StateDatabase.checkpoint``); it uploads the files it has not uploaded before,
+        then deletes the folder.
         """
+        frozen = self._cache.freeze(self._database.checkpoint)
         self._snapshots += 1
         return RocksDBCheckpointSnapshot(
-            self._database.checkpoint(),
-            self._formats,
+            None,
+            self._registry.formats,
             max_parallelism=self._codec.max_parallelism,
-            kinds=self._kinds.snapshot(),
-            entries=self._database.estimate_entries(),
+            kinds=self._registry.kinds.snapshot(),
+            entries=self._database.estimate_entries() + frozen.size,
             times=(self._clock.now(), self._restored_at),
+            frozen=frozen,
         )
 
     def restore(
@@ -265,18 +292,19 @@ class RocksDBKeyedStateStore:
         Raises:
             IncompatibleState: a state was declared before as another kind.
         """
-        self._kinds.restore(kinds or {})
+        registry = self._registry
+        registry.kinds.restore(kinds or {})
         self._restored_at = self._clock.now()
         self._restore = "key_groups"
         for name in kinds or {}:
-            self._state_id(name)
+            registry.state_id(name)
         if not any(groups.values()):
             return
         loader = StateLoader(self._database.db, self._codec)
         for states in groups.values():
             for name, values in states.items():
-                state_id = self._state_id(name)
-                loader.load(state_id, self._formats[state_id].kind, values)
+                state_id = registry.state_id(name)
+                loader.load(state_id, registry.formats[state_id].kind, values)
         loader.flush()
 
     def restore_native(
@@ -287,8 +315,9 @@ class RocksDBKeyedStateStore:
     ) -> None:
         """Take the files of a RocksDB checkpoint in ``folder`` as the database, as they are.
 
-        Meant for a fresh store of the key-group range the checkpoint's store had: the
-        restore Flink makes at an unchanged parallelism. ``folder`` holds every file of a
+        Meant for a fresh store of the key-group range the files hold: those of a restore
+        at an unchanged parallelism, or files a rescaling restore cut to the store's key
+        groups (``rocksdb.rescale``). ``folder`` holds every file of a
         ``RocksDBCheckpointSnapshot`` that described itself as ``description`` (state ids,
         names, kinds and TTLs); it becomes the database (moved, so gone after), and no
         value is read or written again, but those of states with a TTL, which expire as
@@ -299,82 +328,72 @@ class RocksDBKeyedStateStore:
             RuntimeError: the store's database was opened before.
         """
         files = RestoredFiles.described(description, self._codec.max_parallelism)
-        self._kinds.restore(kinds or {})
+        registry = self._registry
+        registry.kinds.restore(kinds or {})
         self._restored_at = self._clock.now()
-        files.restart_deadlines(self._database.open_from(folder), self._codec.max_parallelism)
-        self._formats = dict(files.formats)
-        self._ids = {state.name: state_id for state_id, state in files.formats.items()}
-        self._last_id = files.last_id
+        db, max_parallelism = self._database.open_from(folder), self._codec.max_parallelism
+        files.keep_only(db, max_parallelism)
+        files.restart_deadlines(db, max_parallelism)
+        registry.adopt(files.formats, files.last_id)
         self._restore = "files"
         for name in kinds or {}:
-            self._state_id(name)
+            registry.state_id(name)
 
     def statistics(self) -> KeyedStateStatistics:
         """Return the states held, RocksDB's estimate of the entries, snapshots, the restore."""
         entries = self._database.estimate_entries()
-        return KeyedStateStatistics(len(self._formats), entries, self._snapshots, 0, self._restore)
+        states = len(self._registry.formats)
+        return KeyedStateStatistics(states, entries, self._snapshots, 0, self._restore)
+
+    def cache_statistics(self) -> CacheStatistics:
+        """Return what the write-back cache holds, read, evicted and wrote."""
+        return self._cache.statistics()
 
     def close(self) -> None:
-        """Close the database and delete its folder; the state is gone."""
+        """Close the database and delete its folder; the state is gone.
+
+        Snapshots whose windows are still open are taken first (a pin of the database
+        outlives its close); RocksDB checkpoints' folders go with the database.
+        """
+        self._cache.close()
+        self._entries.clear()
         self._database.close()
 
-    def _declare(self, descriptor: StateDescriptor) -> str:
-        name = descriptor.name
-        known = self._declared.get(name)
-        if known is not None:
-            if known != descriptor:
-                raise ValueError(
-                    f"state '{name}' was declared twice, differently: {known} and "
-                    f"{descriptor}; give each state its own name"
-                )
-            return self._kinds.kind(name) or ""
-        kind = self._kinds.declare(descriptor)
-        state_id = self._state_id(name)
-        if self._formats[state_id].kind is None and kind in _RESHAPED_KINDS:
-            state_id = self._reshape(state_id, kind)
-        ttl = None if descriptor.ttl is None else descriptor.ttl.ttl
-        self._formats[state_id] = StateFormat(name, kind, ttl)
-        self._declared[name] = descriptor
-        return kind
+    def _values(self, descriptor: StateDescriptor, *, items: bool = False) -> StateEntries:
+        """The cached entries of a state stored one value per key (a list's: its items)."""
+        state_id = self._registry.state_id(descriptor.name)
+        known = self._entries.get(state_id)
+        if known is None:
+            known = self._entries[state_id] = state_entries(
+                self._cache,
+                self._access(state_id, descriptor),
+                items=items,
+                ttl=descriptor.ttl,
+                clock=self._clock,
+                scope=self,
+            )
+        assert isinstance(known, StateEntries), "a state id names one state of one kind"
+        return known
 
-    def _state_id(self, name: str) -> bytes:
-        """Return the id of state ``name``, giving it one (and its known kind) if it has none."""
-        state_id = self._ids.get(name)
-        if state_id is None:
-            state_id = self._new_id(name)
-            self._formats[state_id] = StateFormat(name, self._kinds.kind(name))
-        return state_id
+    def _maps(self, descriptor: StateDescriptor) -> MapStateEntries:
+        """The cached user entries of a map state."""
+        state_id = self._registry.state_id(descriptor.name)
+        known = self._entries.get(state_id)
+        if known is None:
+            access = self._access(state_id, descriptor)
+            known = self._entries[state_id] = MapStateEntries(
+                self._cache, access, ttl=descriptor.ttl, clock=self._clock, scope=self
+            )
+        assert isinstance(known, MapStateEntries), "a state id names one state of one kind"
+        return known
 
-    def _new_id(self, name: str) -> bytes:
-        # Ids are never reused: entries of a reshaped state may still sit under its old id.
-        self._last_id += 1
-        state_id = self._ids[name] = state_id_bytes(self._last_id)
-        return state_id
-
-    def _reshape(self, state_id: bytes, kind: str) -> bytes:
-        """Move a state restored as whole values into the layout of ``kind``, under a new id."""
-        name = self._formats.pop(state_id).name
-        new_id = self._new_id(name)
-        if self._database.is_open:
-            loader = StateLoader(self._database.db, self._codec)
-            for group in range(self._codec.max_parallelism):
-                prefix = group.to_bytes(2, "big")
-                loader.convert(prefix + state_id, prefix + new_id, kind)
-        return new_id
-
-    def _access(self, descriptor: StateDescriptor) -> StateAccess:
-        return StateAccess(
-            self,
-            self._database.db,
-            self._codec,
-            self._state_id(descriptor.name),
-            descriptor.ttl,
-            self._clock,
-        )
+    def _access(self, state_id: bytes, descriptor: StateDescriptor) -> StateAccess:
+        db, settle = self._database.db, self._cache.settle
+        return StateAccess(self, db, self._codec, state_id, descriptor.ttl, self._clock, settle)
 
     def __repr__(self) -> str:
-        names = sorted(state.name for state in self._formats.values())
+        names = sorted(state.name for state in self._registry.formats.values())
         return (
             f"<RocksDBKeyedStateStore states={names} path={str(self._database.path)!r} "
-            f"current_key={self.current_key!r}>"
+            f"current_key={self.current_key!r} cache={self._cache!r}>"
         )

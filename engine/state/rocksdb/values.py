@@ -15,9 +15,10 @@ import functools
 import pickle
 import struct
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Final
 
 __all__ = [
+    "ABSENT",
     "PLAIN",
     "dump",
     "dump_items",
@@ -26,7 +27,19 @@ __all__ = [
     "plain",
     "split",
     "stamped",
+    "stored",
 ]
+
+
+class _Absent:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+
+ABSENT: Final[Any] = _Absent()
+"""The value of a cached entry whose key holds nothing (never stored, cleared, or expired)."""
 
 PLAIN = b"\x00"
 """The header of a value stored without a deadline."""
@@ -44,6 +57,16 @@ def plain(payload: bytes) -> bytes:
 def stamped(payload: bytes, deadline: float) -> bytes:
     """Return ``payload`` stored to expire at the clock time ``deadline``."""
     return _STAMPED + _DEADLINE.pack(deadline) + payload
+
+
+def stored(value: Any, deadline: float | None, payload: Callable[[Any], bytes]) -> bytes | None:
+    """Return what RocksDB stores for ``value`` (its ``payload``, behind its header).
+
+    ``None`` for ``ABSENT``: the key is deleted.
+    """
+    if value is ABSENT:
+        return None
+    return PLAIN + payload(value) if deadline is None else stamped(payload(value), deadline)
 
 
 def split(stored: bytes) -> tuple[float | None, bytes]:

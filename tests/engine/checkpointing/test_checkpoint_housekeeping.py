@@ -243,7 +243,11 @@ async def test_a_late_acknowledgement_of_an_aborted_checkpoint_deletes_the_folde
 
 class StalledThenFailing(FileSystemCheckpointStorage):
     """Filesystem storage whose first state write for checkpoint 1 waits for ``release``
-    (``stalled`` says it waits; ``wrote`` that it then wrote), and whose second fails."""
+    (``stalled`` says it waits; ``wrote`` that it then wrote), and whose second fails.
+
+    The wait is shielded, as a write already running in a worker thread is: the abort that
+    cancels the subtask's asynchronous part cannot stop it, so the subtask writes late.
+    """
 
     def __init__(self, base: Path) -> None:
         super().__init__(base)
@@ -258,8 +262,11 @@ class StalledThenFailing(FileSystemCheckpointStorage):
             raise OSError("injected write failure after the abort")
         if checkpoint_id == 1:
             self.stalled.set()
-            await self.release.wait()
-        handle = await super().write_state(job, checkpoint_id, name, data)
+            with anyio.CancelScope(shield=True):
+                await self.release.wait()
+                handle = await super().write_state(job, checkpoint_id, name, data)
+        else:
+            handle = await super().write_state(job, checkpoint_id, name, data)
         if checkpoint_id == 1:
             self.wrote.set()
         return handle

@@ -28,6 +28,7 @@ from lockgate.engine import (
     StreamEnvironment,
     WatermarkStrategy,
 )
+from lockgate.engine.io.driver_side import DriverSide
 from lockgate.engine.testing import AwaitCheckpoint, FailOnce
 from tests.engine.jobs.checkpoints import cancel_and_wait
 from tests.engine.jobs.savepoints import Topic
@@ -39,8 +40,12 @@ YIELDS_PER_BATCH = 40  # how much slower the sink is than the rest of the job
 Record = tuple[int, int]  # (source, sequence number)
 
 
-class Failures:
-    """The five injected failures, shared by every copy of the functions and every attempt."""
+class Failures(DriverSide):
+    """The five injected failures, shared by every copy of the functions and every attempt.
+
+    In worker processes each process's copy collects late records and the highest
+    watermark, and tells the original in the driving process when a subtask closes.
+    """
 
     def __init__(self) -> None:
         self.map_at_quarter = FailOnce("a map failed at 1/4 of the sequence")
@@ -51,8 +56,10 @@ class Failures:
         self.late: list[Record] = []  # records at or below their subtask's watermark
         self.highest_watermark = -math.inf
 
-    def __deepcopy__(self, memo: dict[int, Any]) -> Failures:
-        return self
+    def observed(self, late: list[Record], highest_watermark: float) -> None:
+        """What a worker's copy saw (on the original in the driving process)."""
+        self.late.extend(late)
+        self.highest_watermark = max(self.highest_watermark, highest_watermark)
 
     @property
     def all(self) -> list[FailOnce]:
@@ -131,6 +138,8 @@ class FailInCloseAtTheEnd(KeyedProcessFunction[int, Record, Record]):
         return [value]
 
     def close(self) -> None:
+        failures = self.failures
+        failures.tell_driver("observed", list(failures.late), failures.highest_watermark)
         if self.saw_the_end:
             self.failures.close_at_the_end.maybe_fire()
 

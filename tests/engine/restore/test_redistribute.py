@@ -6,7 +6,12 @@ import pytest
 from lockgate.engine.checkpointing.channel_state import ChannelId
 from lockgate.engine.checkpointing.native_state import NativeKeyedState
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot
-from lockgate.engine.restore.redistribute import even_split, redistribute
+from lockgate.engine.restore.redistribute import (
+    NativeSources,
+    even_split,
+    native_sources,
+    redistribute,
+)
 from lockgate.engine.state.key_groups import key_group_for, key_group_range, subtask_for_key_group
 
 MAX_PARALLELISM = 13
@@ -188,3 +193,26 @@ def test_native_keyed_state_cannot_be_redistributed_to_another_parallelism() -> 
 
     with pytest.raises(ValueError, match="read them into key groups"):
         redistribute(old, 3, 8)
+
+
+def test_each_new_subtask_builds_on_the_old_files_holding_most_of_its_key_groups() -> None:
+    # 2 -> 3 of 128 key groups: old 0..63 and 64..127; new 0..42, 43..85 and 86..127
+    sources = native_sources([True, True], 3, 128)
+
+    assert sources == [
+        NativeSources(range(0, 43), 0),
+        NativeSources(range(43, 86), 1, (0,)),  # 22 of its groups were old 1's, 21 old 0's
+        NativeSources(range(86, 128), 1),
+    ]
+
+
+def test_scaling_in_inserts_the_other_old_subtasks_key_groups_into_the_first_of_equals() -> None:
+    sources = native_sources([True, True, True, True], 2, 128)
+
+    assert [(source.base, source.others) for source in sources] == [(0, (1,)), (2, (3,))]
+
+
+def test_old_subtasks_that_left_no_files_are_nobodys_source() -> None:
+    sources = native_sources([True, False], 2, 128)
+
+    assert [(source.base, source.others) for source in sources] == [(0, ()), (None, ())]

@@ -1,4 +1,8 @@
-"""Builds keyed state backends of either kind for the conformance tests, and closes them."""
+"""Builds keyed state backends of either kind for the conformance tests, and closes them.
+
+``"rocksdb-evicting"`` is RocksDB with a write-back cache of 2 entries: nearly every access
+evicts, so each test also holds for values written back and read again.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from lockgate.engine.state import KeyedStateBackend, KeyedStateStore
+from lockgate.engine.state.rocksdb.options import RocksDBOptions
 from lockgate.engine.state.rocksdb.store import RocksDBKeyedStateStore
 from lockgate.engine.time.clock import Clock
 
-BACKENDS = ("memory", "rocksdb")
+BACKENDS = ("memory", "rocksdb", "rocksdb-evicting")
+EVICTING = RocksDBOptions(cache_entries=2)
 
 
 class Stores:
@@ -25,7 +31,8 @@ class Stores:
             store: KeyedStateBackend = KeyedStateStore(clock, owner=owner)
         else:
             path = self.root / f"db{len(self.made)}"
-            store = RocksDBKeyedStateStore(path, clock, owner=owner)
+            options = EVICTING if self.backend == "rocksdb-evicting" else None
+            store = RocksDBKeyedStateStore(path, clock, owner=owner, options=options)
         self.made.append(store)
         return store
 

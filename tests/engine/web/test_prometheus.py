@@ -209,6 +209,32 @@ async def test_a_watermark_is_a_gauge_of_event_time_once_the_first_one_came() ->
     assert value(families, "lockgate_task_currentInputWatermark", operator="log") == below(9)
 
 
+async def test_each_operator_of_a_chain_is_exported_with_its_records_in_and_out() -> None:
+    env = StreamEnvironment()
+    env.from_source(CollectionSource(range(10)), uid="numbers").filter(
+        lambda n: n < 4, uid="small"
+    ).sink_to(CollectSink(), uid="out")
+    async with env.start("operators") as job:
+        await job.wait()
+        families = parsed(prometheus_text([job]))
+
+    assert value(families, "lockgate_operator_numRecordsIn_total", operator="small") == 10
+    assert value(families, "lockgate_operator_numRecordsOut_total", operator="small") == 4
+    assert value(families, "lockgate_operator_numRecordsIn_total", operator="out") == 4
+
+
+async def test_a_subtask_s_bytes_are_exported_as_counters() -> None:
+    env = StreamEnvironment()
+    env.from_source(CollectionSource(range(10)), uid="numbers").sink_to(CollectSink(), uid="out")
+    async with env.start("bytes") as job:
+        await job.wait()
+        (subtask,) = job.metrics().subtasks
+        families = parsed(prometheus_text([job]))
+
+    assert value(families, "lockgate_task_numBytesIn_total", operator="numbers") == subtask.bytes_in
+    assert subtask.bytes_in
+
+
 async def test_each_split_watermark_is_a_gauge_labelled_by_its_split() -> None:
     partitions, log = Partitions(2), WatermarkLog()
     env = StreamEnvironment(batch_size=10, auto_watermark_interval=0.0)

@@ -116,6 +116,28 @@ async def test_vertices_show_every_subtask_of_every_chain_with_its_metrics() -> 
     assert subtask["input_capacity"] > 0
 
 
+async def test_vertices_show_each_operator_of_a_chain_and_each_subtask_s_bytes() -> None:
+    env = StreamEnvironment()
+    env.from_source(CollectionSource(range(100)), uid="numbers").filter(
+        lambda n: n % 4 == 0, uid="quarter"
+    ).sink_to(CollectSink(), uid="out")
+    registry = JobRegistry()
+    async with env.start("counted") as job, api_client(registry) as api:
+        registry.add(job)
+        await job.wait()
+        document = (await api.get("/jobs/counted/vertices")).json()
+
+    (vertex,) = document["vertices"]
+    (subtask,) = vertex["subtasks"]
+    counted = [(o["uid"], o["records_in"], o["records_out"]) for o in vertex["operators"]]
+    assert counted == [("numbers", 100, 100), ("quarter", 100, 25), ("out", 25, 25)]
+    assert [o["uid"] for o in subtask["operators"]] == ["numbers", "quarter", "out"]
+    (metrics,) = job.metrics().subtasks
+    assert vertex["bytes_in"] == subtask["bytes_in"] == metrics.bytes_in
+    assert vertex["bytes_out"] == subtask["bytes_out"] == metrics.bytes_out
+    assert 0 < subtask["bytes_out"] < subtask["bytes_in"]
+
+
 async def test_a_source_behind_a_slow_sink_is_backpressured_high_and_the_sink_is_not() -> None:
     received: list[int] = []
     registry = JobRegistry()

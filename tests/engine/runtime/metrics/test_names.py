@@ -13,6 +13,7 @@ from lockgate.engine.runtime.metrics import (
     CheckpointMetrics,
     CheckpointRecordMetrics,
     JobMetrics,
+    OperatorMetrics,
     SubtaskMetrics,
 )
 from lockgate.engine.runtime.metrics.names import METRICS, MetricScope, metric
@@ -21,7 +22,7 @@ from tests.docs.pages import DOCS
 
 IDENTITY = {"key", "chain", "uids", "subtask_index", "parallelism", "finished", "input_capacity"}
 NESTED = {"async_io", "keyed_state", "late_records_dropped", "side_output_records"}
-NESTED |= {"split_watermarks"}
+NESTED |= {"split_watermarks", "operators"}
 
 
 def fields(*classes: type) -> set[str]:
@@ -36,12 +37,11 @@ def test_every_task_metric_is_a_field_of_subtask_metrics_and_every_field_is_name
     assert named(MetricScope.TASK) == fields(SubtaskMetrics) - IDENTITY - NESTED
 
 
-def test_every_operator_metric_is_a_field_of_the_async_io_metrics_or_a_subtasks_map() -> None:
-    async_io = fields(AsyncIoMetrics) - {"uid", "subtask_index"}
-
+def test_every_operator_metric_is_a_field_of_its_records_its_async_io_or_a_subtasks_map() -> None:
+    counted = fields(OperatorMetrics, AsyncIoMetrics) - {"uid", "subtask_index"}
     by_subtask = {"late_records_dropped", "side_output_records", "split_watermarks"}
 
-    assert named(MetricScope.OPERATOR) == async_io | by_subtask
+    assert named(MetricScope.OPERATOR) == counted | by_subtask
 
 
 def test_every_job_metric_is_a_field_of_the_job_or_its_checkpoints() -> None:

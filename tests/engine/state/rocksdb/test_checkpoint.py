@@ -24,8 +24,9 @@ def store(tmp_path: Path) -> Any:
 
 
 def read_back(snapshot: RocksDBCheckpointSnapshot, max_parallelism: int = MAX_PARALLELISM) -> Any:
-    assert snapshot.folder is not None
-    return key_groups_in(snapshot.folder, snapshot.description(), max_parallelism)
+    folder = snapshot.seal()  # what the cache held goes in first, as the checkpointer does
+    assert folder is not None
+    return key_groups_in(folder, snapshot.description(), max_parallelism)
 
 
 def test_a_checkpoint_reads_back_as_the_key_groups_of_a_plain_snapshot(store: Any) -> None:
@@ -94,11 +95,24 @@ def test_a_checkpoint_regroups_keys_for_another_max_parallelism(store: Any) -> N
 def test_discard_deletes_the_checkpoint_folder(store: Any) -> None:
     EveryState(store, DESCRIPTORS).write("a", 1)
     snapshot = store.native_snapshot()
-    assert snapshot.folder is not None and snapshot.folder.is_dir()
+    folder = snapshot.seal()
+    assert folder is not None and folder.is_dir()
 
     snapshot.discard()
 
-    assert not snapshot.folder.exists()
+    assert not folder.exists()
+
+
+def test_a_checkpoint_discarded_before_it_was_read_writes_nothing_and_takes_no_folder(
+    store: Any,
+) -> None:
+    EveryState(store, DESCRIPTORS).write("a", 1)
+    snapshot = store.native_snapshot()
+
+    snapshot.discard()
+
+    assert not store._database.checkpoints_path.exists()
+    assert (store.cache_statistics().written, snapshot.files()) == (0, [])
 
 
 def test_close_deletes_the_checkpoint_folders_left(tmp_path: Path) -> None:

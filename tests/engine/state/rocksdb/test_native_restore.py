@@ -2,8 +2,9 @@
 
 At the parallelism the checkpoint was taken at, each subtask keeps its key-group range, and
 a RocksDB backend downloads its snapshot's files and opens them as they are (Flink's restore
-without rescaling); at another parallelism, or into the memory backend, the files are read
-into key groups.
+without rescaling); at another parallelism it opens the files that hold most of its key
+groups, less the others, with its other key groups inserted (``test_rescale.py``); into the
+memory backend the files are read into key groups.
 """
 
 from __future__ import annotations
@@ -69,11 +70,13 @@ def restores(job: Any, uid: str) -> list[str]:
     ("backend", "parallelism", "restored_as"),
     [
         ("rocksdb-incremental", 2, "files"),
-        ("rocksdb-incremental", 3, "key_groups"),
+        ("rocksdb-incremental", 3, "files"),
+        ("rocksdb-incremental", 1, "files"),
         ("memory", 2, "key_groups"),
+        ("memory", 3, "key_groups"),
     ],
 )
-async def test_a_restore_opens_the_files_only_into_rocksdb_at_the_same_parallelism(
+async def test_a_restore_opens_the_files_only_into_rocksdb_at_any_parallelism(
     tmp_path: Path, backend: str, parallelism: int, restored_as: str
 ) -> None:
     topic, sink = Topic(2), CollectSink[Any]()

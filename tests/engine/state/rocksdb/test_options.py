@@ -1,4 +1,4 @@
-"""The RocksDB backend's compaction options: validated when set, and the ones RocksDB runs."""
+"""The RocksDB backend's options: validated when set, and the ones RocksDB and its cache run."""
 
 from __future__ import annotations
 
@@ -121,7 +121,7 @@ def test_set_state_backend_leaves_rocksdbs_defaults_for_options_not_given() -> N
     env.set_state_backend("rocksdb", level0_compaction_trigger=16)
 
     assert repr(env.state_backend).endswith(
-        "compaction_style='level', level0_compaction_trigger=16)"
+        "compaction_style='level', level0_compaction_trigger=16, cache_entries=20000)"
     )
 
 
@@ -130,3 +130,25 @@ def test_set_state_backend_fails_when_configured_with_an_invalid_option() -> Non
 
     with pytest.raises(ValueError, match="compaction_style 'fifo'"):
         env.set_state_backend("rocksdb", compaction_style="fifo")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("entries", [0, -1, 2.5, True, "100"])
+def test_a_cache_that_is_not_a_positive_whole_number_of_entries_fails(entries: Any) -> None:
+    with pytest.raises(ValueError, match=r"cache_entries must be .* at least 1; .*20,000"):
+        RocksDBStateBackend(cache_entries=entries)
+
+
+def test_set_state_backend_sizes_each_subtasks_cache_as_told(tmp_path: Path) -> None:
+    env = StreamEnvironment()
+    env.set_state_backend("rocksdb", path=tmp_path, cache_entries=100)
+
+    store = env.state_backend.create_keyed_state_backend(SPEC)
+    capacity = store.cache_statistics().capacity  # type: ignore[attr-defined]
+    store.close()
+
+    assert capacity == 100
+
+
+def test_the_memory_backend_refuses_a_cache_size() -> None:
+    with pytest.raises(ValueError, match=r"no RocksDB options \(cache_entries\)"):
+        state_backend_for("memory", cache_entries=100)

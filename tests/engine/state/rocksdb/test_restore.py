@@ -36,14 +36,15 @@ class Restorer:
     ) -> RocksDBKeyedStateStore:
         """A new store with ``source``'s state, restored as ``how`` says."""
         checkpoint = source.native_snapshot()
-        assert checkpoint.folder is not None
+        folder = checkpoint.seal()
+        assert folder is not None
         restored = self.store(clock)
         if how == "files":
             restored.restore_native(
-                self.downloaded(checkpoint.folder), checkpoint.description(), checkpoint.kinds
+                self.downloaded(folder), checkpoint.description(), checkpoint.kinds
             )
         else:
-            groups = key_groups_in(checkpoint.folder, checkpoint.description(), MAX_PARALLELISM)
+            groups = key_groups_in(folder, checkpoint.description(), MAX_PARALLELISM)
             restored.restore(groups, checkpoint.kinds)
         checkpoint.discard()
         return restored
@@ -143,8 +144,9 @@ def test_a_restored_store_snapshots_its_restored_and_its_new_state(
 
     checkpoint = restored.native_snapshot()
 
-    assert checkpoint.folder is not None
-    from_files = key_groups_in(checkpoint.folder, checkpoint.description(), MAX_PARALLELISM)
+    folder = checkpoint.seal()
+    assert folder is not None
+    from_files = key_groups_in(folder, checkpoint.description(), MAX_PARALLELISM)
     assert from_files == restored.snapshot().by_key_group(MAX_PARALLELISM)
     assert len({key for states in from_files.values() for key in states["value"]}) == 60
 
@@ -171,8 +173,9 @@ def test_files_of_keys_grouped_by_another_max_parallelism_are_refused(
 ) -> None:
     source = written(restorer, ManualClock())
     checkpoint = source.store.native_snapshot()
-    assert checkpoint.folder is not None
+    folder = checkpoint.seal()
+    assert folder is not None
     store = restorer.store(ManualClock(), max_parallelism=64)
 
     with pytest.raises(ValueError, match="max parallelism 128, the store by 64"):
-        store.restore_native(checkpoint.folder, checkpoint.description(), checkpoint.kinds)
+        store.restore_native(folder, checkpoint.description(), checkpoint.kinds)
