@@ -20,9 +20,11 @@ from typing import Any
 
 from lockgate.engine.state import KeyedStateBackend, MapState, MapStateDescriptor
 
-__all__ = ["CONTENTS", "ContentsKind", "WindowContents"]
+__all__ = ["CONTENTS", "EMPTY", "ContentsKind", "WindowContents"]
 
 CONTENTS = MapStateDescriptor[Any, Any]("window-contents")
+EMPTY: Any = object()
+"""What ``take`` gives for a ``REDUCED`` window holding nothing: its first record is its value."""
 
 
 class ContentsKind(enum.Enum):
@@ -89,6 +91,26 @@ class WindowContents:
         current = self._own(state_key, table.get(state_key))
         current.append((value, timestamp))
         table.put(state_key, current)
+
+    def take(self, state_key: Any) -> Any:
+        """The window's contents, ready to fold a record into; store the result with ``put``.
+
+        For ``REDUCED`` windows the value (``EMPTY`` when it holds nothing); for
+        ``ACCUMULATOR`` and ``RECORDS`` ones an accumulator or a list this epoch owns, which
+        may change in place (a copy of one a snapshot may share, or a new one). The
+        per-record ``add`` does the same, record by record.
+        """
+        table = self._table
+        current = table.get(state_key)
+        if self._kind is ContentsKind.REDUCED:
+            return EMPTY if current is None and not table.contains(state_key) else current
+        if current is None or (self._store.current_key, state_key) not in self._owned:
+            current = self._own(state_key, current)
+        return current
+
+    def put(self, state_key: Any, contents: Any) -> None:
+        """Store what the window holds now: a value or accumulator from ``take``, folded."""
+        self._table.put(state_key, contents)
 
     def get(self, state_key: Any) -> Any:
         """What the window holds, or ``None``; never change it in place."""

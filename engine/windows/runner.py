@@ -44,7 +44,7 @@ from lockgate.engine.windows.trigger_context import WindowTriggerContext
 from lockgate.engine.windows.window_state import WindowNamespace, WindowScopedStates
 from lockgate.engine.windows.window_timers import REGISTRY, WindowTimers
 
-__all__ = ["WindowRunner"]
+__all__ = ["WindowRunner", "event_time_of"]
 
 _KINDS = {
     WindowFunctionKind.REDUCE: ContentsKind.REDUCED,
@@ -56,7 +56,12 @@ _INF = math.inf
 
 
 class WindowRunner(KeyedProcessFunction[Any, Any, Any]):
-    """Assigns records to windows, keeps their contents, fires, purges and clears them."""
+    """Assigns records to windows, keeps their contents, fires, purges and clears them.
+
+    The general path: every window spec runs here record by record; ``path`` names it.
+    """
+
+    path = "general"
 
     def __init__(self, spec: WindowSpec) -> None:
         self.spec = spec
@@ -262,7 +267,15 @@ class WindowRunner(KeyedProcessFunction[Any, Any, Any]):
 
 
 def _event_time_of(value: Any, ctx: ProcessContext[Any]) -> float:
-    time = ctx.timestamp()
+    return event_time_of(value, ctx.timestamp())
+
+
+def event_time_of(value: Any, time: float | None) -> float:
+    """``time``, the timestamp the record ``value`` carries, if it is finite.
+
+    Raises:
+        ValueError: naming the record, when ``time`` is ``None`` or not finite.
+    """
     if time is None or not math.isfinite(time):
         raise ValueError(
             f"record {value!r} carries the timestamp {time!r}, and an event-time window "
