@@ -18,7 +18,7 @@ from lockgate.engine.state.memory.layers import ABSENT
 from lockgate.engine.state.memory.versioned_table import VersionedTable
 from lockgate.engine.time.clock import Clock
 
-__all__ = ["MISSING", "AggregateOperator", "ReduceOperator"]
+__all__ = ["MISSES_FOR_LOOKUP", "MISSING", "AggregateOperator", "ReduceOperator"]
 
 MISSING = object()
 """No value yet for the key: a reduce starts from its first record."""
@@ -42,27 +42,76 @@ class ReduceOperator(Operator):
         self._fn: Callable[[Any, Any], Any] = self.function
         self._key_of = key_selector(node)
         self._table = self.keyed_state.table(_REDUCED)
+        self._by_lookup = False  # how the next batch is folded: see process_batch
 
     def process_batch(self, records: list[Any]) -> list[Any]:
         """Fold each record into its key's running value and emit the new value.
 
         On the heap, a key's first record after a snapshot finds its value under the live
-        layer (``below``); every write goes to the live layer, so no snapshot sees it.
+        layer (``below``); every write goes to the live layer, so no snapshot sees it. A
+        batch is folded expecting its keys in the live layer (a subscript, cheapest when it
+        hits) unless the batch before missed it often, then by lookups with a default
+        (cheapest when they miss): the results are the same either way.
         """
-        fn, key_of, (live, below) = self._fn, self._key_of, _layers(self._table)
-        out: list[Any] = []
-        append = out.append
-        for record in records:
-            key = key_of(record)
-            previous = live.get(key, ABSENT)
-            if previous is not ABSENT:
-                value = fn(previous, record)
-            else:
-                previous = below(key, ABSENT)
-                value = record if previous is ABSENT else fn(previous, record)
-            live[key] = value
-            append(value)
+        live, below = _layers(self._table)
+        fold = _fold_by_lookup if self._by_lookup else _fold_expecting_hits
+        out, misses = fold(self._fn, self._key_of, live, below, records)
+        self._by_lookup = misses * MISSES_FOR_LOOKUP > len(records)
         return out
+
+
+MISSES_FOR_LOOKUP = 8
+"""A reduce's batch that misses the live layer for more than one record in this many folds
+the next batch by lookups with a default: a failed subscript costs more than such a lookup,
+a subscript that hits less."""
+
+
+def _fold_expecting_hits(
+    fn: Callable[[Any, Any], Any],
+    key_of: Callable[[Any], Any],
+    live: MutableMapping[Any, Any],
+    below: Callable[[Any, Any], Any],
+    records: list[Any],
+) -> tuple[list[Any], int]:
+    # The function is called outside the except clause, so its errors chain no KeyError;
+    # ABSENT from the live layer is a tombstone: nothing is below it.
+    out: list[Any] = []
+    append = out.append
+    misses = 0
+    for record in records:
+        key = key_of(record)
+        try:
+            previous = live[key]
+        except KeyError:
+            misses += 1
+            previous = below(key, ABSENT)
+        live[key] = value = record if previous is ABSENT else fn(previous, record)
+        append(value)
+    return out, misses
+
+
+def _fold_by_lookup(
+    fn: Callable[[Any, Any], Any],
+    key_of: Callable[[Any], Any],
+    live: MutableMapping[Any, Any],
+    below: Callable[[Any, Any], Any],
+    records: list[Any],
+) -> tuple[list[Any], int]:
+    out: list[Any] = []
+    append = out.append
+    misses = 0
+    for record in records:
+        key = key_of(record)
+        previous = live.get(key, ABSENT)
+        if previous is not ABSENT:
+            value = fn(previous, record)
+        else:
+            misses += 1
+            previous = below(key, ABSENT)
+            value = record if previous is ABSENT else fn(previous, record)
+        live[key] = value
+        append(value)
+    return out, misses
 
 
 def _layers(
