@@ -12,7 +12,13 @@ import anyio.lowlevel
 from lockgate.connectors.errors import InvalidSplit
 from lockgate.engine import TypeCodec
 from lockgate.engine.io.record_chunks import pickled_in_chunks, unpickled_chunks
-from lockgate.engine.io.sinks import Sink, SinkContext, SinkWriter, TwoPhaseCommitSink
+from lockgate.engine.io.sinks import (
+    Sink,
+    SinkContext,
+    SinkWriter,
+    TwoPhaseCommitSink,
+    TwoPhaseCommitWriter,
+)
 from lockgate.engine.io.sources import (
     Source,
     SourceContext,
@@ -20,6 +26,7 @@ from lockgate.engine.io.sources import (
     SourceReader,
     SourceSplit,
 )
+from lockgate.engine.io.young_generation import YOUNG_GENERATION
 from lockgate.engine.testing import AwaitCheckpoint, FailOnce, sentinels_made
 
 __all__ = ["CollectSink", "CollectTransaction", "CollectionSource", "PrintSink"]
@@ -308,6 +315,9 @@ class CollectSink(TwoPhaseCommitSink[T, CollectTransaction[T]]):
     records in the order it wrote them. A commit is idempotent, so a transaction recovered
     from a checkpoint after a restart is never added twice. The sink object is the "external
     system": keep using the same object across restarts and restores to see one history.
+
+    While its writers run, the garbage collector's young collections run less often
+    (``lockgate.engine.io.young_generation``): each one would walk the records kept since.
     """
 
     def __init__(self) -> None:
@@ -323,6 +333,10 @@ class CollectSink(TwoPhaseCommitSink[T, CollectTransaction[T]]):
     def state_types(self) -> Sequence[TypeCodec]:
         """Savepoints store transactions as their id and records."""
         return (TypeCodec.for_dataclass(CollectTransaction, "lockgate.CollectTransaction"),)
+
+    def create_writer(self, context: SinkContext) -> TwoPhaseCommitWriter[T, CollectTransaction[T]]:
+        """A writer that holds the young generation's threshold up from open to close."""
+        return _KeepingWriter(self, context)
 
     def clear(self) -> None:
         """Forget every committed record."""
@@ -356,3 +370,29 @@ class CollectSink(TwoPhaseCommitSink[T, CollectTransaction[T]]):
 
     def __repr__(self) -> str:
         return f"<CollectSink results={len(self._results)}>"
+
+
+class _KeepingWriter(TwoPhaseCommitWriter[T, CollectTransaction[T]]):
+    """A ``CollectSink`` writer: young collections run rarely while it keeps records."""
+
+    _holding = False
+
+    async def open(self) -> None:
+        YOUNG_GENERATION.hold()
+        self._holding = True
+        try:
+            await super().open()
+        except BaseException:
+            self._release()
+            raise
+
+    async def close(self) -> None:
+        try:
+            await super().close()
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        if self._holding:
+            self._holding = False
+            YOUNG_GENERATION.release()
