@@ -39,12 +39,16 @@ from lockgate.engine.time.multiplexer import CombinedOutput
 
 __all__ = ["FAN_OUT_CHUNK", "OperatorPipeline", "Stage"]
 
-FAN_OUT_CHUNK = 8192
+FAN_OUT_CHUNK = 1024
 """A flat_map whose output for one batch passes this many records sends it on in chunks.
 
 Below it a batch is processed whole before anything is sent, as for every other operator;
 above it, memory stays bounded whatever one record fans out to, and an unaligned barrier
-waits until the batch is done (a snapshot cannot be taken in the middle of a record).
+waits until the batch is done (a snapshot cannot be taken in the middle of a record). About
+twice a source's batch: a word count's 5,120 words of a batch of lines, run on through the
+rest of the chain whole, leave the processor's caches and outlive young collections (the
+garbage collector promotes them); in chunks of this size each runs through the chain while
+still cached (``bench/word_count.py``, on the benchmarks page).
 """
 
 Stage = tuple[Operator, OperatorScope]
