@@ -160,9 +160,9 @@ class _CollectionReader(SourceReader[T]):
         """Return the next up to ``max_records`` elements of the current range; ``[]`` at end."""
         if max_records < 1:
             raise ValueError(f"max_records must be at least 1; got {max_records}")
-        # Reading never waits, so yield here: a job reading a large collection stays
-        # cancellable and lets the other tasks of the event loop run.
-        await anyio.lowlevel.checkpoint()
+        # Reading never waits, and does not yield either: the subtask's fetch task yields
+        # once it has read the batches it may hold ahead. A cancelled read still stops here.
+        await anyio.lowlevel.checkpoint_if_cancelled()
         cursor = self._unfinished_cursor()
         if cursor is None:
             return []
@@ -210,7 +210,7 @@ class _SentinelCollectionReader(_CollectionReader[T]):
         """Return the next up to ``max_records`` records; handle a sentinel reached first."""
         if max_records < 1:
             raise ValueError(f"max_records must be at least 1; got {max_records}")
-        await anyio.lowlevel.checkpoint()
+        await anyio.lowlevel.checkpoint_if_cancelled()
         while (cursor := self._unfinished_cursor()) is not None:
             element: Any = self._elements[cursor.next]
             if isinstance(element, AwaitCheckpoint) and not element.passed:

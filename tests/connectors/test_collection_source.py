@@ -2,6 +2,7 @@ import tracemalloc
 from collections.abc import Sequence
 from typing import Any, overload
 
+import anyio
 import orjson
 import pytest
 from hypothesis import given
@@ -195,3 +196,29 @@ def test_a_position_it_cannot_resume_from_raises_invalid_split(position):
 async def test_read_rejects_max_records_below_one():
     with pytest.raises(ValueError, match="max_records"):
         await reader_of(CollectionSource([1])).read(0)
+
+
+async def test_reading_a_collection_lets_no_other_task_run_meanwhile() -> None:
+    # The subtask's fetch task yields once it holds its batches ahead, not at every read.
+    reader = reader_of(CollectionSource(range(10)))
+    others: list[str] = []
+
+    async def other() -> None:
+        others.append("ran")
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(other)
+        batches = [await reader.read(2) for _ in range(5)]
+        ran_meanwhile = list(others)
+
+    assert (batches, ran_meanwhile) == ([[0, 1], [2, 3], [4, 5], [6, 7], [8, 9]], [])
+
+
+async def test_a_cancelled_read_reads_nothing() -> None:
+    reader = reader_of(CollectionSource(range(10)))
+
+    with anyio.CancelScope() as scope:
+        scope.cancel()
+        await reader.read(5)
+
+    assert await reader.read(5) == [0, 1, 2, 3, 4]
