@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar, cast
 
-import anyio.lowlevel
+import anyio
 
 from lockgate.connectors.errors import InvalidSplit
 from lockgate.engine import TypeCodec
@@ -160,16 +160,15 @@ class _CollectionReader(SourceReader[T]):
         """Return the next up to ``max_records`` elements of the current range; ``[]`` at end."""
         if max_records < 1:
             raise ValueError(f"max_records must be at least 1; got {max_records}")
-        # Reading never waits, and does not yield either: the subtask's fetch task yields
-        # once it has read the batches it may hold ahead. A cancelled read still stops here.
-        await anyio.lowlevel.checkpoint_if_cancelled()
+        # Reading never waits, and does not yield either: the subtask's fetch task yields,
+        # and is cancelled, once it holds the batches it may read ahead.
         cursor = self._unfinished_cursor()
         if cursor is None:
             return []
         stop = min(cursor.end, cursor.next + max_records)
-        batch = list(self._elements[cursor.next : stop])
+        batch = self._elements[cursor.next : stop]  # a list's slice is a new list already
         cursor.next = stop
-        return batch
+        return batch if type(batch) is list else list(batch)
 
     def snapshot_splits(self) -> list[SourceSplit]:
         """Return every assigned range with the index after the last element returned."""
@@ -210,7 +209,6 @@ class _SentinelCollectionReader(_CollectionReader[T]):
         """Return the next up to ``max_records`` records; handle a sentinel reached first."""
         if max_records < 1:
             raise ValueError(f"max_records must be at least 1; got {max_records}")
-        await anyio.lowlevel.checkpoint_if_cancelled()
         while (cursor := self._unfinished_cursor()) is not None:
             element: Any = self._elements[cursor.next]
             if isinstance(element, AwaitCheckpoint) and not element.passed:

@@ -10,8 +10,10 @@ from hypothesis import strategies as st
 
 from lockgate.connectors import CollectionSource
 from lockgate.connectors.errors import InvalidSplit
+from lockgate.engine import JobStatus, SinkContext, StreamEnvironment
 from lockgate.engine.io.sources import SourceContext, SourceReader, SourceSplit, assign_splits
 from lockgate.engine.time.clock import SystemClock
+from tests.engine.jobs.basic import CallbackSink
 
 
 def context(subtask_index: int = 0, parallelism: int = 1) -> SourceContext:
@@ -214,11 +216,23 @@ async def test_reading_a_collection_lets_no_other_task_run_meanwhile() -> None:
     assert (batches, ran_meanwhile) == ([[0, 1], [2, 3], [4, 5], [6, 7], [8, 9]], [])
 
 
-async def test_a_cancelled_read_reads_nothing() -> None:
-    reader = reader_of(CollectionSource(range(10)))
+async def test_a_job_reading_a_billion_elements_in_one_subtask_is_cancelled_part_way() -> None:
+    seen = anyio.Event()
+    received = 0
 
-    with anyio.CancelScope() as scope:
-        scope.cancel()
-        await reader.read(5)
+    def count(context: SinkContext, records: list[Any]) -> None:
+        nonlocal received
+        received += len(records)
+        if received >= 10_000:
+            seen.set()
 
-    assert await reader.read(5) == [0, 1, 2, 3, 4]
+    env = StreamEnvironment(parallelism=1)
+    env.from_source(CollectionSource(range(10**9))).sink_to(CallbackSink(count))
+
+    with anyio.fail_after(10):
+        async with env.start("billion") as job:
+            await seen.wait()
+            job.cancel()
+            result = await job.wait()
+
+    assert result.status is JobStatus.CANCELED
