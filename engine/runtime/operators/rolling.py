@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, MutableMapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, NoReturn
 
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot
 from lockgate.engine.graph.job_graph import OperatorNode
 from lockgate.engine.runtime.operators.base import Operator, key_selector
+from lockgate.engine.runtime.operators.scope import OperatorScope
 from lockgate.engine.state import (
     AggregateFunction,
     AggregatingStateDescriptor,
@@ -18,7 +20,7 @@ from lockgate.engine.state.memory.layers import ABSENT
 from lockgate.engine.state.memory.versioned_table import VersionedTable
 from lockgate.engine.time.clock import Clock
 
-__all__ = ["MISSES_FOR_LOOKUP", "MISSING", "AggregateOperator", "ReduceOperator"]
+__all__ = ["MISSES_FOR_LOOKUP", "MISSING", "AggregateOperator", "Mapping", "ReduceOperator"]
 
 MISSING = object()
 """No value yet for the key: a reduce starts from its first record."""
@@ -59,6 +61,32 @@ class ReduceOperator(Operator):
         self._by_lookup = misses * MISSES_FOR_LOOKUP > len(records)
         return out
 
+    def process_mapped(self, records: list[Any], mapping: Mapping) -> list[Any]:
+        """``process_batch`` of the records ``mapping`` maps, with no list between the two.
+
+        What ``mapping``'s function raises leaves through ``mapping.scope``, naming the map;
+        the records before it have been folded, as the job fails either way.
+        """
+        live, below = _layers(self._table)
+        fold = _fold_mapped_by_lookup if self._by_lookup else _fold_mapped_expecting_hits
+        out, misses = fold(self._fn, self._key_of, live, below, records, mapping)
+        self._by_lookup = misses * MISSES_FOR_LOOKUP > len(records)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Mapping:
+    """A map chained right before a reduce: its operator (whose function maps) and scope."""
+
+    operator: Operator
+    scope: OperatorScope
+
+    def failed(self) -> NoReturn:
+        """Raise the exception being handled as the map's, as its own ``with scope`` would."""
+        with self.scope:
+            raise
+        raise AssertionError("unreachable: the scope raised")  # pragma: no cover
+
 
 MISSES_FOR_LOOKUP = 8
 """A reduce's batch that misses the live layer for more than one record in this many folds
@@ -86,6 +114,66 @@ def _fold_expecting_hits(
             misses += 1
             previous = below(key, ABSENT)
         live[key] = value = record if previous is ABSENT else fn(previous, record)
+        append(value)
+    return out, misses
+
+
+def _fold_mapped_expecting_hits(
+    fn: Callable[[Any, Any], Any],
+    key_of: Callable[[Any], Any],
+    live: MutableMapping[Any, Any],
+    below: Callable[[Any, Any], Any],
+    records: list[Any],
+    mapping: Mapping,
+) -> tuple[list[Any], int]:
+    # _fold_expecting_hits of each record as the map's function returns it.
+    out: list[Any] = []
+    append = out.append
+    misses = 0
+    map_fn = mapping.operator.function
+    for raw in records:
+        try:
+            record = map_fn(raw)
+        except BaseException:
+            mapping.failed()
+        key = key_of(record)
+        try:
+            previous = live[key]
+        except KeyError:
+            misses += 1
+            previous = below(key, ABSENT)
+        live[key] = value = record if previous is ABSENT else fn(previous, record)
+        append(value)
+    return out, misses
+
+
+def _fold_mapped_by_lookup(
+    fn: Callable[[Any, Any], Any],
+    key_of: Callable[[Any], Any],
+    live: MutableMapping[Any, Any],
+    below: Callable[[Any, Any], Any],
+    records: list[Any],
+    mapping: Mapping,
+) -> tuple[list[Any], int]:
+    # _fold_by_lookup of each record as the map's function returns it.
+    out: list[Any] = []
+    append = out.append
+    misses = 0
+    map_fn = mapping.operator.function
+    for raw in records:
+        try:
+            record = map_fn(raw)
+        except BaseException:
+            mapping.failed()
+        key = key_of(record)
+        previous = live.get(key, ABSENT)
+        if previous is not ABSENT:
+            value = fn(previous, record)
+        else:
+            misses += 1
+            previous = below(key, ABSENT)
+            value = record if previous is ABSENT else fn(previous, record)
+        live[key] = value
         append(value)
     return out, misses
 

@@ -33,6 +33,7 @@ from lockgate.engine.runtime.operators.base import Operator
 from lockgate.engine.runtime.operators.basic import FlatMapOperator, ProcessOperator
 from lockgate.engine.runtime.operators.scope import OperatorScope
 from lockgate.engine.runtime.operators.timestamps import TimestampsOperator
+from lockgate.engine.runtime.subtask.batch_steps import batch_steps
 from lockgate.engine.runtime.subtask.tails import Tail
 from lockgate.engine.time.clock import Clock
 from lockgate.engine.time.multiplexer import CombinedOutput
@@ -66,6 +67,7 @@ class OperatorPipeline:
         self, stages: list[Stage], tail: Tail, clock: Clock, *, watermark_interval: float
     ) -> None:
         self.stages = stages
+        self._steps = batch_steps(stages)  # a map right before a reduce runs in its loop
         self.tail = tail
         self.clock = clock
         self.watermark_interval = watermark_interval
@@ -152,9 +154,11 @@ class OperatorPipeline:
         if self._streaming or self._punctuating:
             await self._process_from(0, records)
             return
-        for operator, scope in self.stages:
+        position, steps = 0, self._steps
+        while position < len(steps):
+            process, scope, position = steps[position]
             with scope:
-                records = operator.process_batch(records)
+                records = process(records)
         await self._write(records)
 
     async def emit_async_results(self) -> None:
@@ -234,19 +238,21 @@ class OperatorPipeline:
             await self._write([])
 
     async def _process_from(self, start: int, records: list[Any]) -> None:
-        for position in range(start, len(self.stages)):
+        position, steps = start, self._steps
+        while position < len(steps):
             if position in self._streaming:
                 await self._stream_from(position, records)
                 return
-            operator, scope = self.stages[position]
+            process, scope, after = steps[position]
             with scope:
-                records = operator.process_batch(records)
+                records = process(records)
             timestamps = self._punctuating.get(position)
             if timestamps is not None and timestamps.changes:
                 await self._punctuate(position, timestamps, records)
                 return
             if not records:
                 break
+            position = after
         await self._write(records)
 
     async def _punctuate(
