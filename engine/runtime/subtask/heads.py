@@ -20,13 +20,15 @@ from lockgate.engine.time.timestamps_and_watermarks import SplitRun
 
 __all__ = ["READ_AHEAD", "GateHead", "Head", "SourceHead"]
 
-READ_AHEAD = 4
+READ_AHEAD = 2
 """Batches a source subtask's fetch task holds read ahead of what the subtask polled.
 
 The fetch task runs only while the subtask waits: with room for several batches, one wait
 lets it read several, and the subtask then runs through them without waiting again (with
-room for one, it waited once per batch). An aligned source reads one batch ahead, so that
-it stops reading as soon as its group says it runs ahead.
+room for one, it waited once per batch). Two, as Flink's source readers queue two fetches:
+each one more is a batch more of records read and waiting while the job is backpressured.
+An aligned source reads one batch ahead, so that it stops reading as soon as its group
+says it runs ahead.
 """
 
 _Fetched: TypeAlias = tuple[
