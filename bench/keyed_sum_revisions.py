@@ -1,19 +1,19 @@
 """The keyed running sum before and after a change: this tree against a git revision.
 
 The job of ``keyed_sum.py`` (``--events`` events over 10,000 keys, parallelism 1, a counting
-sink), once without checkpoints and once with ``--checkpoints`` exactly-once checkpoints to
-memory storage, triggered (``JobClient.trigger_checkpoint``) as the sink's count passes
-evenly spaced thresholds, so that snapshots' versions and their folds happen while records
-flow, and every run takes the same checkpoints (a periodic one takes as many as the wall
-clock allows, and a run slowed by the machine would pay for more of them). ``--base REV``
-is unpacked with ``git archive`` (``window_revisions.unpack``) and imported by child
-processes instead of this tree; each run is a fresh child, the trees interleaved round by
-round, and reports the CPU seconds of its run (``time.process_time``: on a shared machine
-the wall clock measures the neighbours too). Printed per job: the median and the smallest
-of ``--repeat`` rounds per tree, and the median of the rounds' ratios, this tree / base
-(each round runs both trees back to back, so a burst of load elsewhere lands on both):
-below 1.00 this tree is faster. The per-record write check of the memory backend's versions
-is meant to cost at most 3% (issue 19).
+sink, or with ``--sink collect`` a ``CollectSink``), once without checkpoints and once with
+``--checkpoints`` exactly-once checkpoints to memory storage, triggered
+(``JobClient.trigger_checkpoint``) as the sink's count passes evenly spaced thresholds, so
+that snapshots' versions and their folds happen while records flow, and every run takes the
+same checkpoints (a periodic one takes as many as the wall clock allows, and a run slowed by
+the machine would pay for more of them). ``--base REV`` is unpacked with ``git archive``
+(``window_revisions.unpack``) and imported by child processes instead of this tree; each run
+is a fresh child, the trees interleaved round by round, and reports the CPU seconds of its
+run (``time.process_time``: on a shared machine the wall clock measures the neighbours too).
+Printed per job: the median and the smallest of ``--repeat`` rounds per tree, and the median
+of the rounds' ratios, this tree / base (each round runs both trees back to back, so a burst
+of load elsewhere lands on both): below 1.00 this tree is faster. The per-record write check
+of the memory backend's versions is meant to cost at most 3% (issue 19).
 """
 
 from __future__ import annotations
@@ -33,16 +33,16 @@ JOBS = ("no checkpoints", "triggered checkpoints")
 GOAL = 1.03  # this tree / base, medians of CPU seconds (issue 19: within 3%)
 
 
-def run_job(job: str, count: int, checkpoints: int) -> tuple[float, int]:
+def run_job(job: str, count: int, checkpoints: int, sink_name: str) -> tuple[float, int]:
     """Run ``job`` over ``count`` events here; return its CPU seconds and checkpoints taken."""
     sys.path.insert(0, str(Path(__file__).parent))
     import keyed_sum
-    from passing_sink import PassingSink
+    from passing_sink import PassingCollectSink, PassingSink
 
     from lockgate.engine import CheckpointingMode, StreamEnvironment, run
 
     events = [(i % keyed_sum.KEYS, i % 100) for i in range(count)]
-    sink = PassingSink()
+    sink = PassingCollectSink() if sink_name == "collect" else PassingSink()
 
     async def without_checkpoints() -> int:
         env = StreamEnvironment(parallelism=1)
@@ -66,6 +66,8 @@ def run_job(job: str, count: int, checkpoints: int) -> tuple[float, int]:
     taken = run(without_checkpoints if job == JOBS[0] else triggering_checkpoints)
     seconds = time.process_time() - started
     assert sink.count == count, f"{sink.count} of {count} records arrived"
+    if isinstance(sink, PassingCollectSink):
+        assert len(sink.results) == count, f"{len(sink.results)} of {count} records committed"
     return seconds, taken
 
 
@@ -75,7 +77,7 @@ def child(job: str, args: argparse.Namespace, python_path: Path | None) -> tuple
     if python_path is not None:
         environment["PYTHONPATH"] = str(python_path)
     command = [sys.executable, __file__, "--run", job, "--events", str(args.events)]
-    command += ["--checkpoints", str(args.checkpoints)]
+    command += ["--checkpoints", str(args.checkpoints), "--sink", args.sink]
     done = subprocess.run(command, env=environment, check=True, capture_output=True, text=True)
     seconds, checkpoints, imported = done.stdout.split()
     expected = ROOT if python_path is None else python_path
@@ -90,12 +92,16 @@ def main() -> int:
     flags.add_argument("--events", type=int, default=2_000_000, help="input events per run")
     flags.add_argument("--repeat", type=int, default=7, help="interleaved rounds per tree")
     flags.add_argument("--checkpoints", type=int, default=10, help="checkpoints per run")
+    flags.add_argument(
+        "--sink", choices=("counting", "collect"), default="counting", help="the job's sink"
+    )
     flags.add_argument("--run", help=argparse.SUPPRESS)
     args = flags.parse_args()
     if args.run:
         import lockgate.engine
 
-        print(*run_job(args.run, args.events, args.checkpoints), lockgate.engine.__file__)
+        taken_here = run_job(args.run, args.events, args.checkpoints, args.sink)
+        print(*taken_here, lockgate.engine.__file__)
         return 0
     taken: dict[tuple[str, str], list[tuple[float, int]]] = {}
     with tempfile.TemporaryDirectory() as folder:
@@ -106,7 +112,7 @@ def main() -> int:
                 for job in JOBS:
                     taken.setdefault((job, tree), []).append(child(job, args, path))
     print(
-        f"keyed running sum, {args.events:,} events, parallelism 1, counting sink; CPU seconds "
+        f"keyed running sum, {args.events:,} events, parallelism 1, {args.sink} sink; CPU seconds "
         f"of {args.repeat} interleaved rounds per tree, median [smallest]; base {args.base}"
     )
     for job in JOBS:

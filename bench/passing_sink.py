@@ -1,4 +1,7 @@
-"""PassingSink: a counting sink that wakes a waiter once its count passes a threshold."""
+"""PassingSink: a counting sink that wakes a waiter once its count passes a threshold.
+
+``PassingCollectSink`` does the same as a ``CollectSink``.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +10,8 @@ from typing import Any
 import anyio
 from harness import CountingSink
 
+from lockgate.connectors import CollectSink
+from lockgate.connectors.memory import CollectTransaction
 from lockgate.engine import SinkContext, SinkWriter
 
 
@@ -46,3 +51,31 @@ class _PassingWriter(SinkWriter[Any]):
         sink.count += len(records)
         if sink.threshold is not None and sink.count >= sink.threshold:
             sink.passed()
+
+
+class PassingCollectSink(CollectSink[Any]):
+    """A ``CollectSink`` that counts what it is written as ``PassingSink`` does, and waits alike.
+
+    ``count`` is the records written into its transactions, committed or not; ``results``
+    holds the committed ones, as any ``CollectSink``'s.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._passing = PassingSink()
+
+    @property
+    def count(self) -> int:
+        """Records written so far."""
+        return self._passing.count
+
+    async def wait_passed(self, threshold: int) -> None:
+        """Wait until at least ``threshold`` records were written."""
+        await self._passing.wait_passed(threshold)
+
+    async def write(self, txn: CollectTransaction[Any], records: list[Any]) -> None:
+        await super().write(txn, records)
+        passing = self._passing
+        passing.count += len(records)
+        if passing.threshold is not None and passing.count >= passing.threshold:
+            passing.passed()

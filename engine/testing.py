@@ -90,7 +90,27 @@ class InjectedFailure(Exception):
     """A failure a test injected on purpose with ``FailOnce``; nothing is actually broken."""
 
 
-class AwaitCheckpoint(DriverSide):
+class _Sentinel:
+    """What the source sentinels share: the process notes that one was ever made.
+
+    ``__new__`` runs for every instance, also one unpickled or copied, so while
+    ``sentinels_made()`` is false no collection in the process can hold a sentinel, and a
+    ``CollectionSource`` need not scan its elements for one.
+    """
+
+    made = False
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        _Sentinel.made = True
+        return super().__new__(cls)
+
+
+def sentinels_made() -> bool:
+    """Whether this process ever made a ``FailOnce`` or an ``AwaitCheckpoint``."""
+    return _Sentinel.made
+
+
+class AwaitCheckpoint(_Sentinel, DriverSide):
     """A sentinel at which a ``CollectionSource`` reader waits for a completed checkpoint.
 
     The reader returns the records before it, then waits until a checkpoint completes after
@@ -121,7 +141,7 @@ class AwaitCheckpoint(DriverSide):
         return f"<AwaitCheckpoint passed={self.passed}>"
 
 
-class FailOnce(DriverSide):
+class FailOnce(_Sentinel, DriverSide):
     """A failure that fires exactly once, however often a job replays past it.
 
     Put it among a ``CollectionSource``'s elements (the reader raises ``InjectedFailure``

@@ -13,7 +13,7 @@ class RecentKeys:
 
     A key seen again within its time to live marks a duplicate (a retried send). Each key
     remembers the position of the record that first carried it, so a checkpoint stores only
-    the keys of records before its position (the engine reads one batch ahead of what a
+    the keys of records before its position (the engine reads batches ahead of what a
     checkpoint covers). Keys expire in the order they were first seen, since each lives
     ``ttl`` seconds from then; a checkpoint stores the time each has left, so the clock of a
     restored job (monotonic, meaningful only within one process) need not be the same.

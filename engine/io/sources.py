@@ -91,7 +91,7 @@ class SourceProgress:
     """How much of a bounded input a source's readers have read: ``done`` of ``total`` units.
 
     ``unit`` names what is counted (``"records"``, ``"bytes"``); ``0 <= done <= total``. It
-    counts what the readers returned, a batch ahead of what the job has processed, and only
+    counts what the readers returned, batches ahead of what the job has processed, and only
     the readers of this process.
     """
 
@@ -154,7 +154,7 @@ class SourceReader(ABC, Generic[T]):
         subtask's snapshot, before ``notify_checkpoint_complete(checkpoint_id)`` can come.
         ``splits`` is what ``snapshot_splits`` returned after the last batch the subtask
         delivered before the barrier: the reader may have read further since (the engine
-        reads one batch ahead). A reader that must know which positions a checkpoint covers
+        reads batches ahead). A reader that must know which positions a checkpoint covers
         remembers them here; one that keeps more than positions adds it to these splits. The
         positions returned must describe the same records as ``splits``. Keep it fast: the
         subtask processes nothing meanwhile.

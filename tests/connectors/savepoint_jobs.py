@@ -1,6 +1,6 @@
 """Helpers of the connector savepoint tests: where a job stands when the test stops it.
 
-A source reads one batch ahead of its subtask, and records read but not yet emitted come
+A source reads batches ahead of its subtask, and records read but not yet emitted come
 after a stop's barrier, so "the source read everything" is not "everything is before the
 savepoint". ``Progress`` counts records past the source instead; ``Gate`` holds a sink at a
 record while a stop is requested, so a bounded input is stopped part-way.

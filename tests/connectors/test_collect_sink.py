@@ -1,11 +1,13 @@
 from __future__ import annotations
 
+import gc
 import pickle
 
-from lockgate.connectors import CollectionSource, CollectSink
+from lockgate.connectors import CollectionSource, CollectSink, memory
 from lockgate.connectors.memory import CollectTransaction
 from lockgate.engine import RestartStrategy, SinkContext, StreamEnvironment, SystemClock, run
 from lockgate.engine.io.record_chunks import CHUNK_RECORDS
+from lockgate.engine.io.young_generation import YOUNG_THRESHOLD, YoungGeneration
 from lockgate.engine.testing import FailOnce
 
 
@@ -145,3 +147,31 @@ def test_a_transaction_too_large_to_encode_on_the_loop_commits_once_after_a_rest
 
     assert fail.fired
     assert sink.results == list(range(50_000))
+
+
+class Thresholds:
+    """Reads the young collections' threshold while records pass."""
+
+    def __init__(self) -> None:
+        self.seen: set[int] = set()
+
+    def __call__(self, record: int) -> int:
+        self.seen.add(gc.get_threshold()[0])
+        return record
+
+
+def test_young_collections_run_rarely_while_a_collect_sink_keeps_records(monkeypatch) -> None:
+    monkeypatch.setattr(memory, "YOUNG_GENERATION", YoungGeneration())
+    saved = gc.get_threshold()
+    gc.set_threshold(700, 10, 10)
+    thresholds, sink = Thresholds(), CollectSink[int]()
+    env = StreamEnvironment()
+    env.from_source(CollectionSource(range(1_000))).map(thresholds).sink_to(sink)
+
+    try:
+        run(env.execute, "thresholds")
+        after = gc.get_threshold()
+    finally:
+        gc.set_threshold(*saved)
+
+    assert (thresholds.seen, after, len(sink.results)) == ({YOUNG_THRESHOLD}, (700, 10, 10), 1_000)

@@ -2,6 +2,7 @@ import tracemalloc
 from collections.abc import Sequence
 from typing import Any, overload
 
+import anyio
 import orjson
 import pytest
 from hypothesis import given
@@ -9,8 +10,10 @@ from hypothesis import strategies as st
 
 from lockgate.connectors import CollectionSource
 from lockgate.connectors.errors import InvalidSplit
+from lockgate.engine import JobStatus, SinkContext, StreamEnvironment
 from lockgate.engine.io.sources import SourceContext, SourceReader, SourceSplit, assign_splits
 from lockgate.engine.time.clock import SystemClock
+from tests.engine.jobs.basic import CallbackSink
 
 
 def context(subtask_index: int = 0, parallelism: int = 1) -> SourceContext:
@@ -195,3 +198,41 @@ def test_a_position_it_cannot_resume_from_raises_invalid_split(position):
 async def test_read_rejects_max_records_below_one():
     with pytest.raises(ValueError, match="max_records"):
         await reader_of(CollectionSource([1])).read(0)
+
+
+async def test_reading_a_collection_lets_no_other_task_run_meanwhile() -> None:
+    # The subtask's fetch task yields once it holds its batches ahead, not at every read.
+    reader = reader_of(CollectionSource(range(10)))
+    others: list[str] = []
+
+    async def other() -> None:
+        others.append("ran")
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(other)
+        batches = [await reader.read(2) for _ in range(5)]
+        ran_meanwhile = list(others)
+
+    assert (batches, ran_meanwhile) == ([[0, 1], [2, 3], [4, 5], [6, 7], [8, 9]], [])
+
+
+async def test_a_job_reading_a_billion_elements_in_one_subtask_is_cancelled_part_way() -> None:
+    seen = anyio.Event()
+    received = 0
+
+    def count(context: SinkContext, records: list[Any]) -> None:
+        nonlocal received
+        received += len(records)
+        if received >= 10_000:
+            seen.set()
+
+    env = StreamEnvironment(parallelism=1)
+    env.from_source(CollectionSource(range(10**9))).sink_to(CallbackSink(count))
+
+    with anyio.fail_after(10):
+        async with env.start("billion") as job:
+            await seen.wait()
+            job.cancel()
+            result = await job.wait()
+
+    assert result.status is JobStatus.CANCELED

@@ -1,3 +1,5 @@
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -139,3 +141,22 @@ async def test_replaying_from_the_last_snapshot_after_the_failure_reads_each_rec
 
     assert fail.fired
     assert read == list(range(size))
+
+
+UNSCANNED_SCRIPT = """
+from lockgate.connectors import CollectionSource
+
+class Unscannable(list):
+    def __iter__(self):
+        raise AssertionError("the collection was scanned for sentinels")
+
+print(repr(CollectionSource(Unscannable([1, 2, 3]))))
+"""
+
+
+def test_a_process_that_never_made_a_sentinel_builds_a_source_without_scanning_it():
+    completed = subprocess.run(
+        [sys.executable, "-c", UNSCANNED_SCRIPT], capture_output=True, text=True, check=False
+    )
+
+    assert (completed.returncode, completed.stdout) == (0, "<CollectionSource elements=3>\n")

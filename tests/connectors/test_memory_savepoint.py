@@ -29,7 +29,8 @@ class GatedCollectSink(CollectSink[int]):
 
 
 def numbers_job(sink: CollectSink[int]) -> StreamEnvironment:
-    env = StreamEnvironment(parallelism=1, batch_size=50)
+    # Small channels: the gated sink holds the source back part-way through the input.
+    env = StreamEnvironment(parallelism=1, batch_size=50, channel_capacity=100)
     env.enable_checkpointing(None)
     numbers = env.from_source(CollectionSource(range(N)), uid="numbers")
     numbers.sink_to(sink, uid="out")

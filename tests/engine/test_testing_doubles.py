@@ -1,4 +1,6 @@
 import pickle
+import subprocess
+import sys
 
 import pytest
 
@@ -6,6 +8,7 @@ from lockgate.actors import IllegalStateTransition
 from lockgate.engine.io.sinks import SinkContext
 from lockgate.engine.io.transactions import TransactionStatus
 from lockgate.engine.testing import (
+    AwaitCheckpoint,
     FailOnce,
     InjectedFailure,
     ManualClock,
@@ -199,3 +202,23 @@ def test_the_sink_repr_counts_committed_records_open_transactions_and_events():
     assert repr(RecordingTwoPhaseCommitSink()) == (
         "<RecordingTwoPhaseCommitSink committed=0 open=0 events=0>"
     )
+
+
+MADE_SCRIPT = """
+import pickle, sys
+from lockgate.engine import testing
+
+before = testing.sentinels_made()
+pickle.loads(bytes.fromhex(sys.argv[1]))
+print(before, testing.sentinels_made())
+"""
+
+
+def test_a_process_knows_it_made_a_sentinel_once_it_unpickled_one():
+    pickled = pickle.dumps([FailOnce("unpickled"), AwaitCheckpoint()]).hex()
+
+    completed = subprocess.run(
+        [sys.executable, "-c", MADE_SCRIPT, pickled], capture_output=True, text=True, check=True
+    )
+
+    assert completed.stdout == "False True\n"

@@ -8,11 +8,13 @@ same for every backend.
 from __future__ import annotations
 
 from collections.abc import Callable, MutableMapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, NoReturn
 
 from lockgate.engine.checkpointing.snapshots import OperatorSnapshot
 from lockgate.engine.graph.job_graph import OperatorNode
 from lockgate.engine.runtime.operators.base import Operator, key_selector
+from lockgate.engine.runtime.operators.scope import OperatorScope
 from lockgate.engine.state import (
     AggregateFunction,
     AggregatingStateDescriptor,
@@ -23,7 +25,14 @@ from lockgate.engine.state.memory.layers import ABSENT
 from lockgate.engine.state.memory.versioned_table import VersionedTable
 from lockgate.engine.time.clock import Clock
 
-__all__ = ["MISSING", "AggregateOperator", "ReduceOperator", "prefetcher"]
+__all__ = [
+    "MISSES_FOR_LOOKUP",
+    "MISSING",
+    "AggregateOperator",
+    "Mapping",
+    "ReduceOperator",
+    "prefetcher",
+]
 
 Prefetch = Callable[[list[Any], Callable[[Any], Any]], None]
 """A state's ``prefetch(records, key_of)``: reads ahead the values of the records' keys."""
@@ -57,29 +66,169 @@ class ReduceOperator(Operator):
         self._key_of = key_selector(node)
         self._table = self.keyed_state.table(_REDUCED)
         self._prefetch = prefetcher(self._table)
+        self._by_lookup = False  # how the next batch is folded: see process_batch
 
     def process_batch(self, records: list[Any]) -> list[Any]:
         """Fold each record into its key's running value and emit the new value.
 
         On the heap, a key's first record after a snapshot finds its value under the live
-        layer (``below``); every write goes to the live layer, so no snapshot sees it.
+        layer (``below``); every write goes to the live layer, so no snapshot sees it. A
+        batch is folded expecting its keys in the live layer (a subscript, cheapest when it
+        hits) unless the batch before missed it often, then by lookups with a default
+        (cheapest when they miss): the results are the same either way.
         """
-        fn, key_of, (live, below) = self._fn, self._key_of, _layers(self._table)
+        live, below = _layers(self._table)
         if self._prefetch is not None:
-            self._prefetch(records, key_of)
-        out: list[Any] = []
-        append = out.append
-        for record in records:
-            key = key_of(record)
-            previous = live.get(key, ABSENT)
-            if previous is not ABSENT:
-                value = fn(previous, record)
-            else:
-                previous = below(key, ABSENT)
-                value = record if previous is ABSENT else fn(previous, record)
-            live[key] = value
-            append(value)
+            self._prefetch(records, self._key_of)
+        fold = _fold_by_lookup if self._by_lookup else _fold_expecting_hits
+        out, misses = fold(self._fn, self._key_of, live, below, records)
+        self._by_lookup = misses * MISSES_FOR_LOOKUP > len(records)
         return out
+
+    @property
+    def reads_ahead(self) -> bool:
+        """Whether its state reads a batch's keys ahead (then no map is fused into it)."""
+        return self._prefetch is not None
+
+    def process_mapped(self, records: list[Any], mapping: Mapping) -> list[Any]:
+        """``process_batch`` of the records ``mapping`` maps, with no list between the two.
+
+        What ``mapping``'s function raises leaves through ``mapping.scope``, naming the map;
+        the records before it have been folded, as the job fails either way.
+        """
+        live, below = _layers(self._table)
+        fold = _fold_mapped_by_lookup if self._by_lookup else _fold_mapped_expecting_hits
+        out, misses = fold(self._fn, self._key_of, live, below, records, mapping)
+        self._by_lookup = misses * MISSES_FOR_LOOKUP > len(records)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Mapping:
+    """A map chained right before a reduce: its operator (whose function maps) and scope."""
+
+    operator: Operator
+    scope: OperatorScope
+
+    def failed(self) -> NoReturn:
+        """Raise the exception being handled as the map's, as its own ``with scope`` would."""
+        with self.scope:
+            raise
+        raise AssertionError("unreachable: the scope raised")  # pragma: no cover
+
+
+MISSES_FOR_LOOKUP = 8
+"""A reduce's batch that misses the live layer for more than one record in this many folds
+the next batch by lookups with a default: a failed subscript costs more than such a lookup,
+a subscript that hits less."""
+
+
+def _fold_expecting_hits(
+    fn: Callable[[Any, Any], Any],
+    key_of: Callable[[Any], Any],
+    live: MutableMapping[Any, Any],
+    below: Callable[[Any, Any], Any],
+    records: list[Any],
+) -> tuple[list[Any], int]:
+    # The function is called outside the except clause, so its errors chain no KeyError;
+    # ABSENT from the live layer is a tombstone: nothing is below it.
+    out: list[Any] = []
+    append = out.append
+    misses = 0
+    for record in records:
+        key = key_of(record)
+        try:
+            previous = live[key]
+        except KeyError:
+            misses += 1
+            previous = below(key, ABSENT)
+        live[key] = value = record if previous is ABSENT else fn(previous, record)
+        append(value)
+    return out, misses
+
+
+def _fold_mapped_expecting_hits(
+    fn: Callable[[Any, Any], Any],
+    key_of: Callable[[Any], Any],
+    live: MutableMapping[Any, Any],
+    below: Callable[[Any, Any], Any],
+    records: list[Any],
+    mapping: Mapping,
+) -> tuple[list[Any], int]:
+    # _fold_expecting_hits of each record as the map's function returns it.
+    out: list[Any] = []
+    append = out.append
+    misses = 0
+    map_fn = mapping.operator.function
+    for raw in records:
+        try:
+            record = map_fn(raw)
+        except BaseException:
+            mapping.failed()
+        key = key_of(record)
+        try:
+            previous = live[key]
+        except KeyError:
+            misses += 1
+            previous = below(key, ABSENT)
+        live[key] = value = record if previous is ABSENT else fn(previous, record)
+        append(value)
+    return out, misses
+
+
+def _fold_mapped_by_lookup(
+    fn: Callable[[Any, Any], Any],
+    key_of: Callable[[Any], Any],
+    live: MutableMapping[Any, Any],
+    below: Callable[[Any, Any], Any],
+    records: list[Any],
+    mapping: Mapping,
+) -> tuple[list[Any], int]:
+    # _fold_by_lookup of each record as the map's function returns it.
+    out: list[Any] = []
+    append = out.append
+    misses = 0
+    map_fn = mapping.operator.function
+    for raw in records:
+        try:
+            record = map_fn(raw)
+        except BaseException:
+            mapping.failed()
+        key = key_of(record)
+        previous = live.get(key, ABSENT)
+        if previous is not ABSENT:
+            value = fn(previous, record)
+        else:
+            misses += 1
+            previous = below(key, ABSENT)
+            value = record if previous is ABSENT else fn(previous, record)
+        live[key] = value
+        append(value)
+    return out, misses
+
+
+def _fold_by_lookup(
+    fn: Callable[[Any, Any], Any],
+    key_of: Callable[[Any], Any],
+    live: MutableMapping[Any, Any],
+    below: Callable[[Any, Any], Any],
+    records: list[Any],
+) -> tuple[list[Any], int]:
+    out: list[Any] = []
+    append = out.append
+    misses = 0
+    for record in records:
+        key = key_of(record)
+        previous = live.get(key, ABSENT)
+        if previous is not ABSENT:
+            value = fn(previous, record)
+        else:
+            misses += 1
+            previous = below(key, ABSENT)
+            value = record if previous is ABSENT else fn(previous, record)
+        live[key] = value
+        append(value)
+    return out, misses
 
 
 def _layers(

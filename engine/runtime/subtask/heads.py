@@ -18,7 +18,18 @@ from lockgate.engine.runtime.snapshots.capture import StateCapture
 from lockgate.engine.runtime.subtask.source_alignment import SourceAlignment
 from lockgate.engine.time.timestamps_and_watermarks import SplitRun
 
-__all__ = ["GateHead", "Head", "SourceHead"]
+__all__ = ["READ_AHEAD", "GateHead", "Head", "SourceHead"]
+
+READ_AHEAD = 2
+"""Batches a source subtask's fetch task holds read ahead of what the subtask polled.
+
+The fetch task runs only while the subtask waits: with room for several batches, one wait
+lets it read several, and the subtask then runs through them without waiting again (with
+room for one, it waited once per batch). Two, as Flink's source readers queue two fetches:
+each one more is a batch more of records read and waiting while the job is backpressured.
+An aligned source reads one batch ahead, so that it stops reading as soon as its group
+says it runs ahead.
+"""
 
 _Fetched: TypeAlias = tuple[
     list[Any], list[SourceSplit], tuple[SplitRun, ...] | None, frozenset[str] | None
@@ -160,7 +171,7 @@ class GateHead:
 
 
 class SourceHead:
-    """Reads a source in a background fetch task that stays one batch ahead.
+    """Reads a source in a background fetch task that stays up to ``READ_AHEAD`` batches ahead.
 
     The fetch task may wait inside ``read`` (an unbounded source with nothing new) while the
     subtask still answers control messages. Each fetched batch travels with the split
@@ -202,7 +213,8 @@ class SourceHead:
 
     async def open(self, doorbell: Doorbell) -> None:
         """Open the reader; fetched batches will ring ``doorbell``."""
-        self._fetched = Mailbox(1, doorbell=doorbell, name=f"{self._scope.name}.fetched")
+        ahead = 1 if self.alignment is not None else READ_AHEAD
+        self._fetched = Mailbox(ahead, doorbell=doorbell, name=f"{self._scope.name}.fetched")
         with self._scope:
             await self.reader.open()
 

@@ -36,18 +36,23 @@ from lockgate.engine.runtime.operators.base import Operator
 from lockgate.engine.runtime.operators.basic import FlatMapOperator, ProcessOperator
 from lockgate.engine.runtime.operators.scope import OperatorScope
 from lockgate.engine.runtime.operators.timestamps import TimestampsOperator
+from lockgate.engine.runtime.subtask.batch_steps import batch_steps
 from lockgate.engine.runtime.subtask.tails import Tail
 from lockgate.engine.time.clock import Clock
 from lockgate.engine.time.multiplexer import CombinedOutput
 
 __all__ = ["FAN_OUT_CHUNK", "OperatorPipeline", "Stage"]
 
-FAN_OUT_CHUNK = 8192
+FAN_OUT_CHUNK = 1024
 """A flat_map whose output for one batch passes this many records sends it on in chunks.
 
 Below it a batch is processed whole before anything is sent, as for every other operator;
 above it, memory stays bounded whatever one record fans out to, and an unaligned barrier
-waits until the batch is done (a snapshot cannot be taken in the middle of a record).
+waits until the batch is done (a snapshot cannot be taken in the middle of a record). About
+twice a source's batch: a word count's 5,120 words of a batch of lines, run on through the
+rest of the chain whole, leave the processor's caches and outlive young collections (the
+garbage collector promotes them); in chunks of this size each runs through the chain while
+still cached (``bench/word_count.py``, on the benchmarks page).
 """
 
 Stage = tuple[Operator, OperatorScope]
@@ -65,6 +70,7 @@ class OperatorPipeline:
         self, stages: list[Stage], tail: Tail, clock: Clock, *, watermark_interval: float
     ) -> None:
         self.stages = stages
+        self._steps = batch_steps(stages)  # a map right before a reduce runs in its loop
         self.tail = tail
         self.clock = clock
         self.watermark_interval = watermark_interval
@@ -160,12 +166,14 @@ class OperatorPipeline:
         if self._streaming or self._punctuating:
             await self._process_from(0, records)
             return
-        taken, sent = self._in, self._out
-        for position, (operator, scope) in enumerate(self.stages):
-            taken[position] += len(records)
+        position, steps = 0, self._steps
+        while position < len(steps):
+            process, scope, after = steps[position]
+            taken = len(records)
             with scope:
-                records = operator.process_batch(records)
-            sent[position] += len(records)
+                records = process(records)
+            self._count(position, after, taken, len(records))
+            position = after
         await self._write(records)
 
     async def emit_async_results(self) -> None:
@@ -247,22 +255,32 @@ class OperatorPipeline:
             await self._write([])
 
     async def _process_from(self, start: int, records: list[Any]) -> None:
-        for position in range(start, len(self.stages)):
+        position, steps = start, self._steps
+        while position < len(steps):
             if position in self._streaming:
                 await self._stream_from(position, records)
                 return
-            operator, scope = self.stages[position]
-            self._in[position] += len(records)
+            process, scope, after = steps[position]
+            taken = len(records)
             with scope:
-                records = operator.process_batch(records)
-            self._out[position] += len(records)
+                records = process(records)
+            self._count(position, after, taken, len(records))
             timestamps = self._punctuating.get(position)
             if timestamps is not None and timestamps.changes:
                 await self._punctuate(position, timestamps, records)
                 return
             if not records:
                 break
+            position = after
         await self._write(records)
+
+    def _count(self, position: int, after: int, taken: int, sent: int) -> None:
+        # The operators from position to after ran as one step (a map fused into its
+        # reduce, both one record out per record in): each took and sent what the step did.
+        taken_in, sent_on = self._in, self._out
+        for index in range(position, after):
+            taken_in[index] += taken
+            sent_on[index] += sent
 
     async def _punctuate(
         self, position: int, operator: TimestampsOperator, records: list[Any]

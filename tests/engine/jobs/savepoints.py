@@ -19,7 +19,7 @@ class Topic:
     read. A job maps its records through ``passed`` right after the source (in the source's
     subtask): ``all_read`` is set whenever every record appended has passed there, so a
     barrier triggered afterwards follows all of them. (Counting reads would not do: a source
-    subtask reads one batch ahead of what it emits.) After ``close`` readers that read
+    subtask reads batches ahead of what it emits.) After ``close`` readers that read
     everything end their input.
     """
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from lockgate.engine import OperatorError, StreamEnvironment
+from lockgate.engine.runtime.subtask.heads import READ_AHEAD
 from lockgate.engine.simulation import (
     ArrivalSource,
     Constant,
@@ -81,10 +82,10 @@ def test_event_time_lag_grows_by_nine_tenths_of_a_second_per_second(classic_hour
 
 
 def test_in_engine_latency_stays_bounded_by_what_the_channels_hold(classic_hour) -> None:
-    # An admitted record waits behind at most the channel (2,048 records) and four batches
-    # of 512: one the source's fetch task holds, one fetched, one being sent, one being
-    # written; 4,096 records at 100/s.
-    bound = (2_048 + 4 * 512) / 100.0 + 1e-6
+    # An admitted record waits behind at most the channel (2,048 records) and five batches
+    # of 512: one the source's fetch task holds, two fetched (READ_AHEAD), one being sent,
+    # one being written; 4,608 records at 100/s.
+    bound = (2_048 + (3 + READ_AHEAD) * 512) / 100.0 + 1e-6
     sink = classic_hour.sink("out")
     assert sink.in_engine_latency.max is not None
     assert sink.in_engine_latency.max <= bound
