@@ -314,12 +314,9 @@ class CollectSink(TwoPhaseCommitSink[T, CollectTransaction[T]], DriverSide):
     records in the order it wrote them. A commit is idempotent, so a transaction recovered
     from a checkpoint after a restart is never added twice. The sink object is the "external
     system": keep using the same object across restarts and restores to see one history.
-
-    Under every executor the records reach this object: a worker process commits through it
-    (``DriverSide``), so ``results`` is read where the job was started.
-
-    While its writers run, the garbage collector's young collections run less often
-    (``lockgate.engine.io.young_generation``): each one would walk the records kept since.
+    Under every executor the records reach this object (a worker commits through it:
+    ``DriverSide``). While its writers run, young garbage collections run less often
+    (``lockgate.engine.io.young_generation``): each would walk the records kept since.
     """
 
     driver_only = ("_results", "_committed")
